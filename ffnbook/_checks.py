@@ -1,0 +1,55 @@
+"""Input checks shared by every ffnbook function.
+
+Each check raises with a message that names the argument, what was expected
+and what arrived, so a mistake in a page fails at the call that made it
+rather than as a wrong number three cells later.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: dtypes the NumPy code computes in; float16 is refused because its rounding
+#: error (about 1e-3) would swamp the precision claims the chapter makes.
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def as_float_array(value, name: str) -> np.ndarray:
+    """Return ``value`` as an ndarray of float32/float64, or raise TypeError."""
+    if not isinstance(value, np.ndarray):
+        if hasattr(value, "detach") and hasattr(value, "numpy"):
+            raise TypeError(
+                f"{name} must be a NumPy array, got a torch tensor; "
+                "convert it with tensor.detach().numpy() or use ffnbook.PositionwiseFFN"
+            )
+        value = np.asarray(value)
+    if value.dtype not in FLOAT_DTYPES:
+        raise TypeError(
+            f"{name} must have dtype float32 or float64, got {value.dtype}"
+        )
+    return value
+
+
+def require_finite(array: np.ndarray, name: str) -> None:
+    """Raise ValueError if ``array`` holds NaN or infinity."""
+    finite = np.isfinite(array)
+    if not finite.all():
+        bad = int(array.size - np.count_nonzero(finite))
+        raise ValueError(
+            f"{name} must be finite, but {bad} of its {array.size} entries are NaN or infinite"
+        )
+
+
+def require_shape(array: np.ndarray, expected: tuple, name: str) -> None:
+    """Raise ValueError unless ``array.shape == expected``."""
+    if array.shape != tuple(expected):
+        raise ValueError(f"{name} must have shape {tuple(expected)}, got {array.shape}")
+
+
+def require_positive_int(value, name: str) -> int:
+    """Return ``value`` as int if it is a positive integer, else raise."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be a positive integer, got {type(value).__name__} {value!r}")
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value}")
+    return int(value)

@@ -1,0 +1,83 @@
+"""Activation functions used between the FFN's two linear layers.
+
+Each function works elementwise on a float32/float64 NumPy array and returns
+an array of the same dtype. ``ACTIVATIONS`` maps the names accepted by
+:func:`ffnbook.ffn` to these functions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import erf
+
+#: sqrt(2/pi), the constant of the tanh approximation of GELU.
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+#: Cubic coefficient of the tanh approximation (Hendrycks & Gimpel, 2016).
+_GELU_TANH_CUBIC = 0.044715
+
+
+def relu(x: np.ndarray) -> np.ndarray:
+    """Rectified linear unit, ``max(0, x)``.
+
+    >>> relu(np.array([-2.0, 0.0, 3.0]))
+    array([0., 0., 3.])
+    """
+    return np.maximum(x, 0).astype(x.dtype, copy=False)
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """Exact GELU, ``x * Phi(x)`` with ``Phi`` the standard normal CDF.
+
+    ``Phi(1)`` is the familiar 0.8413 of the normal table, so ``gelu(1)`` is too:
+
+    >>> round(float(gelu(np.array([1.0]))[0]), 4)
+    0.8413
+    """
+    return (0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))).astype(x.dtype, copy=False)
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """GELU's tanh approximation, as used by GPT-2.
+
+    >>> float(abs(gelu_tanh(np.array([1.0]))[0] - gelu(np.array([1.0]))[0])) < 1e-3
+    True
+    """
+    inner = _SQRT_2_OVER_PI * (x + _GELU_TANH_CUBIC * x**3)
+    return (0.5 * x * (1.0 + np.tanh(inner))).astype(x.dtype, copy=False)
+
+
+def silu(x: np.ndarray) -> np.ndarray:
+    """SiLU / Swish-1, ``x * sigmoid(x)``.
+
+    >>> float(silu(np.array([0.0]))[0])
+    0.0
+    """
+    # 0.5 * (1 + tanh(x/2)) is the logistic sigmoid without overflow for large |x|.
+    return (x * 0.5 * (1.0 + np.tanh(0.5 * x))).astype(x.dtype, copy=False)
+
+
+def identity(x: np.ndarray) -> np.ndarray:
+    """No activation: what the FFN would be without its nonlinearity."""
+    return x
+
+
+ACTIVATIONS = {
+    "relu": relu,
+    "gelu": gelu,
+    "gelu_tanh": gelu_tanh,
+    "silu": silu,
+    "identity": identity,
+}
+
+
+def get_activation(name: str):
+    """Return the activation function called ``name``, or raise ValueError."""
+    if not isinstance(name, str):
+        raise TypeError(f"activation must be a name (str), got {type(name).__name__}")
+    try:
+        return ACTIVATIONS[name]
+    except KeyError:
+        choices = ", ".join(sorted(ACTIVATIONS))
+        raise ValueError(f"unknown activation {name!r}; expected one of: {choices}") from None

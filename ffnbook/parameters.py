@@ -1,0 +1,130 @@
+"""Counting parameters: closed-form formulas and the count of real modules.
+
+The formulas count weights and biases of one sublayer; layer norms are not
+included. :func:`count_module_parameters` counts what a torch module really
+holds, so a page can check every formula against an actual module.
+"""
+
+from __future__ import annotations
+
+from ._checks import require_positive_int
+
+
+def ffn_param_count(d_model: int, d_ff: int, bias: bool = True) -> int:
+    """Parameters of a two-matrix FFN: ``2·d_model·d_ff`` weights, plus ``d_ff + d_model`` biases.
+
+    >>> ffn_param_count(512, 2048)
+    2099712
+    >>> ffn_param_count(512, 2048, bias=False)
+    2097152
+    """
+    d_model = require_positive_int(d_model, "d_model")
+    d_ff = require_positive_int(d_ff, "d_ff")
+    return 2 * d_model * d_ff + ((d_ff + d_model) if bias else 0)
+
+
+def attention_param_count(
+    d_model: int, n_heads: int = 1, n_kv_heads: int | None = None, bias: bool = False
+) -> int:
+    """Parameters of multi-head self-attention (Q, K, V and output projections).
+
+    With every head owning its own keys and values (``n_kv_heads == n_heads``,
+    the default) this is ``4·d_model²`` without bias, whatever the head count:
+    the heads split ``d_model`` between them rather than adding to it. With
+    grouped-query attention the K and V projections shrink to
+    ``n_kv_heads·d_head`` columns each.
+
+    >>> attention_param_count(512, n_heads=8)
+    1048576
+    >>> attention_param_count(512, n_heads=8) == attention_param_count(512, n_heads=1)
+    True
+    >>> attention_param_count(4096, n_heads=32, n_kv_heads=8)  # Q, O full; K, V a quarter
+    41943040
+    """
+    d_model = require_positive_int(d_model, "d_model")
+    n_heads = require_positive_int(n_heads, "n_heads")
+    n_kv_heads = n_heads if n_kv_heads is None else require_positive_int(n_kv_heads, "n_kv_heads")
+    if d_model % n_heads:
+        raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
+    if n_heads % n_kv_heads:
+        raise ValueError(f"n_heads={n_heads} must be divisible by n_kv_heads={n_kv_heads}")
+    d_kv = n_kv_heads * (d_model // n_heads)
+    weights = 2 * d_model * d_model + 2 * d_model * d_kv  # Q and O, then K and V
+    biases = (2 * d_model + 2 * d_kv) if bias else 0
+    return weights + biases
+
+
+def count_module_parameters(module) -> int:
+    """Number of scalars a torch module stores (every parameter tensor's ``numel``)."""
+    if not hasattr(module, "parameters"):
+        raise TypeError(f"expected a torch.nn.Module, got {type(module).__name__}")
+    return int(sum(p.numel() for p in module.parameters()))
+
+
+def block_modules(d_model: int, d_ff: int, n_heads: int, activation: str = "gelu"):
+    """A real FFN and a real bias-free multi-head attention of the given widths.
+
+    Returns ``(ffn, attention)``: :class:`ffnbook.PositionwiseFFN` and
+    ``torch.nn.MultiheadAttention(d_model, n_heads, bias=False)``. Built on
+    torch's ``meta`` device, so even model-sized widths cost no memory.
+    """
+    import torch
+    from torch import nn
+
+    from .torch_ffn import PositionwiseFFN
+
+    with torch.device("meta"):
+        ffn_module = PositionwiseFFN(d_model, d_ff, activation=activation)
+        attention = nn.MultiheadAttention(d_model, n_heads, bias=False, batch_first=True)
+    return ffn_module, attention
+
+
+def width_ratio_rows(d_model: int, multipliers=(1, 2, 8 / 3, 4, 8)) -> list[dict]:
+    """FFN-vs-attention parameter ratio at several FFN widths ``d_ff = m·d_model``.
+
+    Each row has ``d_ff``, both counts (FFN with bias, attention without), the
+    counted ratio, and the weights-only algebra: the FFN holds
+    ``2·d_ff/d_model`` units of ``d_model²`` against attention's 4, so the
+    predicted ratio is ``d_ff / (2·d_model)``.
+
+    >>> [round(r["ratio"], 3) for r in width_ratio_rows(512, (1, 4))]
+    [0.501, 2.002]
+    """
+    d_model = require_positive_int(d_model, "d_model")
+    rows = []
+    for m in multipliers:
+        if m <= 0:
+            raise ValueError(f"width multipliers must be positive, got {m}")
+        d_ff = int(round(m * d_model))
+        ffn_count = ffn_param_count(d_model, d_ff)
+        attn_count = attention_param_count(d_model)
+        rows.append(
+            {
+                "d_ff": d_ff,
+                "multiplier": float(m),
+                "ffn_params": ffn_count,
+                "attention_params": attn_count,
+                "ratio": ffn_count / attn_count,
+                "ffn_in_d2_units": 2 * d_ff / d_model,
+                "predicted_ratio": d_ff / (2 * d_model),
+            }
+        )
+    return rows
+
+
+def width_ratio_table(d_model: int, multipliers=(1, 2, 8 / 3, 4, 8)):
+    """:func:`width_ratio_rows` as a table for a page."""
+    from .display import MarkdownTable
+
+    return MarkdownTable(
+        width_ratio_rows(d_model, multipliers),
+        [
+            ("d_ff / d_model", "multiplier", ".3g"),
+            ("d_ff", "d_ff", ",d"),
+            ("FFN parameters", "ffn_params", ",d"),
+            ("attention parameters", "attention_params", ",d"),
+            ("FFN weights / d_model² (2·d_ff/d_model)", "ffn_in_d2_units", ".3g"),
+            ("predicted ratio d_ff/(2·d_model)", "predicted_ratio", ".4f"),
+            ("counted ratio (with biases)", "ratio", ".4f"),
+        ],
+    )
