@@ -1,0 +1,66 @@
+"""Sphinx configuration for the ffnbook site.
+
+Built from the repository root with ``sphinx-build -c . docs _build/html``
+(``make html`` does that, and more). Every page in docs/ is a MyST text
+notebook that myst-nb executes during the build.
+"""
+
+from __future__ import annotations
+
+project = "The Transformer Feed-Forward Network"
+author = "the ffnbook authors"
+copyright = "2026, the ffnbook authors"  # noqa: A001 - Sphinx's name
+language = "en"
+
+extensions = [
+    "myst_nb",  # MyST markdown + notebook execution + glue
+    "sphinxcontrib.bibtex",  # citations to the primary papers
+    "sphinx.ext.autodoc",  # the API page documents ffnbook from its docstrings
+    "sphinx.ext.napoleon",  # NumPy-style docstring sections
+    "ffnbook.sphinxext.mathml",  # math rendered to MathML at build time: no CDN, no script
+]
+
+# --- Execution (myst-nb) -----------------------------------------------------
+# Execute every notebook page on every build, so no number can be stale;
+# faster incremental execution is a separate, tested step.
+nb_execution_mode = "force"
+# A page that has not finished in this many seconds is a bug, not a slow page.
+nb_execution_timeout = 300
+# Any cell error aborts the build (cells meant to fail are tagged raises-exception).
+nb_execution_raise_on_error = True
+# Print the failing cell's traceback in the terminal, not only a path to a log.
+nb_execution_show_tb = True
+# Errors are not allowed to be recorded as outputs unless a cell says so by tag.
+nb_execution_allow_errors = False
+# Run each page from its own folder so relative paths behave as in Jupyter.
+nb_execution_in_temp = False
+# Merge stdout/stderr chunks so printed output appears as one block per cell.
+nb_merge_streams = True
+# Render text/markdown outputs (tables from ffnbook) with MyST, which has tables.
+nb_render_markdown_format = "myst"
+
+# --- MyST ----------------------------------------------------------------------
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+# --- Citations ------------------------------------------------------------------
+bibtex_bibfiles = ["docs/references.bib"]  # relative to the conf dir (the root)
+bibtex_default_style = "plain"
+bibtex_reference_style = "author_year"
+
+# --- API documentation ------------------------------------------------------------
+autodoc_typehints = "none"  # signatures stay readable; types are described in the docstrings
+autodoc_member_order = "bysource"
+napoleon_numpy_docstring = True
+napoleon_google_docstring = False
+
+# --- Output ---------------------------------------------------------------------
+html_math_renderer = "mathml"
+html_theme = "sphinx_book_theme"
+html_title = "The Transformer Feed-Forward Network"
+html_theme_options = {
+    "show_toc_level": 2,
+    "use_download_button": True,
+}
+html_last_updated_fmt = None  # no build date in pages: two builds of one source match
+exclude_patterns = ["_build", "jupyter_execute", ".ipynb_checkpoints", "**/.ipynb_checkpoints"]

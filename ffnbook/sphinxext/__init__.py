@@ -1,0 +1,1 @@
+"""Sphinx extensions used by the book's own build (not needed to use ffnbook)."""
