@@ -1,0 +1,214 @@
+"""Build the book the way `make html` does and check what a reader sees.
+
+The site is built into a temporary folder with the real Makefile target, so
+these tests exercise exactly the command a reader or CI runs. The numbers on
+the built pages are compared with ffnbook's own recomputation in this process.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from bs4 import BeautifulSoup
+
+import ffnbook
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+pytestmark = pytest.mark.build
+
+
+def make_html(source: Path, build: Path) -> subprocess.CompletedProcess:
+    """Run `make html` on ``source`` into ``build``; output is kept for the assertions."""
+    return subprocess.run(
+        ["make", "--no-print-directory", "html", f"SOURCEDIR={source}", f"BUILDDIR={build}",
+         f"PY={sys.executable}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    build = tmp_path_factory.mktemp("site")
+    result = make_html(DOCS, build)
+    assert result.returncode == 0, f"make html failed:\n{result.stdout[-5000:]}\n{result.stderr[-5000:]}"
+    return build / "html"
+
+
+def page_text(site: Path, name: str) -> str:
+    soup = BeautifulSoup((site / f"{name}.html").read_text(), "html.parser")
+    return " ".join(soup.find("article").get_text(" ").split())
+
+
+def glued_after(site: Path, name: str, phrase: str) -> str:
+    """The first glued value that follows ``phrase`` within one paragraph of the page."""
+    soup = BeautifulSoup((site / f"{name}.html").read_text(), "html.parser")
+    for span in soup.find_all("span", class_="pasted-text"):
+        span.replace_with(f"\u27e6{span.get_text()}\u27e7")  # mark glued values: ⟦value⟧
+    for para in soup.find_all("p"):
+        text = " ".join(para.get_text(" ").split())
+        match = re.search(re.escape(phrase) + r"[^\u27e6]*\u27e6([^\u27e7]*)\u27e7", text)
+        if match:
+            return match.group(1)
+    raise AssertionError(f"no glued value after {phrase!r} on {name}.html")
+
+
+# --- the numbers a reader sees ------------------------------------------------------------
+
+
+def test_parameter_counts_on_the_page(site):
+    ffn_count = f"{ffnbook.ffn_param_count(512, 2048):,}"
+    attn_count = f"{ffnbook.attention_param_count(512, n_heads=8):,}"
+    # The issue's numbers, from the algebra 2·512·2048 + 2048 + 512 and 4·512².
+    assert (ffn_count, attn_count) == ("2,099,712", "1,048,576")
+    assert glued_after(site, "parameter-count", "the formula gives") == ffn_count
+    assert glued_after(site, "parameter-count", "module holds") == ffn_count
+    assert glued_after(site, "parameter-count", "nn.MultiheadAttention holds") == attn_count
+    ratio = glued_after(site, "parameter-count", "The FFN is")
+    assert float(ratio) == pytest.approx(2_099_712 / 1_048_576, abs=5e-5)
+    assert glued_after(site, "parameter-count", "the ratio is exactly") == "2.0"
+
+
+def test_width_table_on_the_page(site):
+    text = page_text(site, "parameter-count")
+    for row in ffnbook.width_ratio_rows(512, (1, 2, 8 / 3, 4, 8)):
+        assert f"{row['ffn_params']:,}" in text
+        assert f"{row['predicted_ratio']:.4f}" in text
+
+
+def test_position_independence_numbers_on_the_page(site):
+    params = ffnbook.init_ffn_params(512, 2048, seed=0)
+    layer = ffnbook.ffn_layer(params, "gelu")
+    x = ffnbook.random_tokens((5, 512), seed=0)
+    shown = glued_after(site, "position-independence", "The largest difference is")
+    assert float(shown) < 1e-12
+    assert shown == f"{ffnbook.batch_vs_rows_max_diff(layer, x):.2e}"
+
+    xb = ffnbook.random_tokens((3, 5, 512), seed=2)
+    reshape = glued_after(site, "position-independence", "results differ by at most")
+    assert float(reshape) < 1e-12
+    assert reshape == f"{ffnbook.reshape_max_diff(layer, xb):.2e}"
+
+    others = glued_after(site, "position-independence", "Every other position moved by at most")
+    assert float(others) < 1e-12
+    moved = glued_after(site, "position-independence", "moved by up to")
+    assert float(moved) > 0.01
+
+
+def test_attention_contrast_on_the_page(site):
+    shown = glued_after(site, "position-independence", "Editing one token now moves the other positions by up to")
+    assert float(shown) > 0.01
+
+
+def test_every_page_was_executed(site):
+    for name in ("position-independence", "parameter-count"):
+        html = (site / f"{name}.html").read_text()
+        assert 'class="cell_output' in html, f"{name} shows no cell output"
+
+
+# --- the site works offline ----------------------------------------------------------------
+
+EXTERNAL = re.compile(r"<(script|link|img|iframe|source)\b[^>]*\b(src|href)=\"(https?:)?//", re.I)
+
+
+def test_pages_load_nothing_from_other_hosts(site):
+    offenders = {}
+    for page in site.rglob("*.html"):
+        hits = [m.group(0) for m in EXTERNAL.finditer(page.read_text())]
+        # rel="canonical"/"alternate" links are addresses, not loads; none are configured here.
+        if hits:
+            offenders[str(page.relative_to(site))] = hits[:3]
+    assert not offenders, offenders
+
+
+def test_math_is_rendered_at_build_time(site):
+    html = (site / "parameter-count.html").read_text()
+    assert "<math" in html
+    assert not re.search(r"<script[^>]*mathjax", html, re.I)
+
+
+# --- no number typed into prose ------------------------------------------------------------
+
+
+def prose_of(md: str) -> str:
+    md = re.sub(r"^---\n.*?\n---\n", "", md, flags=re.S)  # front matter
+    md = re.sub(r"(`{3,}|~{3,}|:{3,})[^\n]*\n.*?\n\1", " ", md, flags=re.S)  # code cells, directives
+    md = re.sub(r"\{glue:[a-z]+\}`[^`]*`", " ", md)
+    md = re.sub(r"`[^`]*`", " ", md)  # inline code
+    md = re.sub(r"\$\$.*?\$\$|\$[^$]*\$", " ", md, flags=re.S)  # math
+    return md
+
+
+def test_no_measured_number_is_typed_into_prose():
+    typed = []
+    for page in DOCS.glob("*.md"):
+        for match in re.finditer(r"\b\d{1,3}(?:,\d{3})+\b|\b\d+\.\d+(?:e-?\d+)?\b", prose_of(page.read_text())):
+            typed.append(f"{page.name}: {match.group(0)}")
+    assert not typed, "glue these values from code, or cite them:\n" + "\n".join(typed)
+
+
+# --- the build fails loudly ---------------------------------------------------------------
+
+PAGE_HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+
+def broken_book(tmp_path: Path, page_name: str, body: str) -> Path:
+    source = tmp_path / "src"
+    source.mkdir()
+    shutil.copy(DOCS / "references.bib", source / "references.bib")
+    (source / "index.md").write_text(f"# Index\n\n```{{toctree}}\n{page_name}\n```\n")
+    (source / f"{page_name}.md").write_text(PAGE_HEADER + body)
+    return source
+
+
+def test_failing_cell_fails_the_build_and_names_page_and_cause(tmp_path):
+    source = broken_book(tmp_path, "broken-cell", "# Broken\n\n```{code-cell} ipython3\nimport ffnbook\nffnbook.ffn_param_count(512, -1)\n```\n")
+    result = make_html(source, tmp_path / "out")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "broken-cell.md" in output
+    assert "d_ff must be a positive integer, got -1" in output  # the cause, in the terminal
+
+
+def test_cell_tagged_raises_exception_is_allowed(tmp_path):
+    body = ("# Deliberate\n\n```{code-cell} ipython3\n:tags: [raises-exception]\n"
+            "import ffnbook\nffnbook.ffn_param_count(512, -1)\n```\n")
+    source = broken_book(tmp_path, "deliberate", body)
+    result = make_html(source, tmp_path / "out")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "d_ff must be a positive integer" in (tmp_path / "out/html/deliberate.html").read_text()
+
+
+def test_missing_glue_key_fails_the_build_and_names_page(tmp_path):
+    body = ("# Missing\n\n```{code-cell} ipython3\nfrom myst_nb import glue\n"
+            "glue('present', 1.0, display=False)\n```\n\nValue: {glue:text}`absent_key:.2f`.\n")
+    source = broken_book(tmp_path, "missing-glue", body)
+    result = make_html(source, tmp_path / "out")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert re.search(r"missing-glue\.md:\d+: WARNING: No key 'absent_key'", output), output[-3000:]
+
+
+def test_broken_cross_reference_fails_the_build(tmp_path):
+    source = broken_book(tmp_path, "bad-ref", "# Bad ref\n\nSee {doc}`no-such-page`.\n")
+    result = make_html(source, tmp_path / "out")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert re.search(r"bad-ref\.md:\d+: WARNING: unknown document: 'no-such-page'", output)
