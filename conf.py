@@ -15,6 +15,7 @@ language = "en"
 extensions = [
     "myst_nb",  # MyST markdown + notebook execution + glue
     "sphinxcontrib.bibtex",  # citations to the primary papers
+    "sphinx_design",  # dropdowns for folded answers, grids and cards
     "sphinx.ext.autodoc",  # the API page documents ffnbook from its docstrings
     "sphinx.ext.napoleon",  # NumPy-style docstring sections
     "ffnbook.sphinxext.mathml",  # math rendered to MathML at build time: no CDN, no script
@@ -42,6 +43,7 @@ nb_render_markdown_format = "myst"
 # --- MyST ----------------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
+numfig = True  # figures are numbered, so prose can say "Figure 3"
 
 # --- Citations ------------------------------------------------------------------
 bibtex_bibfiles = ["docs/references.bib"]  # relative to the conf dir (the root)
@@ -53,6 +55,9 @@ autodoc_typehints = "none"  # signatures stay readable; types are described in t
 autodoc_member_order = "bysource"
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
+# Offline build: no intersphinx, so references to other projects' classes in
+# signatures and docstrings cannot resolve. Ignore exactly those packages.
+nitpick_ignore_regex = [("py:class", r"(numpy|np|torch|nn|matplotlib)\..*")]
 
 # --- Output ---------------------------------------------------------------------
 html_math_renderer = "mathml"

@@ -2,7 +2,7 @@
 
 Each function works elementwise on a float32/float64 NumPy array and returns
 an array of the same dtype. ``ACTIVATIONS`` maps the names accepted by
-:func:`ffnbook.ffn` to these functions.
+:func:`~ffnbook.feedforward.ffn` to these functions.
 """
 
 from __future__ import annotations

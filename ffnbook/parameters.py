@@ -64,7 +64,7 @@ def count_module_parameters(module) -> int:
 def block_modules(d_model: int, d_ff: int, n_heads: int, activation: str = "gelu"):
     """A real FFN and a real bias-free multi-head attention of the given widths.
 
-    Returns ``(ffn, attention)``: :class:`ffnbook.PositionwiseFFN` and
+    Returns ``(ffn, attention)``: :class:`~ffnbook.torch_ffn.PositionwiseFFN` and
     ``torch.nn.MultiheadAttention(d_model, n_heads, bias=False)``. Built on
     torch's ``meta`` device, so even model-sized widths cost no memory.
     """

@@ -52,6 +52,7 @@ class PositionwiseFFN(nn.Module):
         self.down = nn.Linear(self.d_ff, self.d_model, bias=bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Apply the FFN to every position of ``x``; shape and dtype are checked first."""
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
         if x.dim() == 0 or x.shape[-1] != self.d_model:
@@ -79,7 +80,7 @@ class PositionwiseFFN(nn.Module):
         return module
 
     def to_numpy(self) -> FFNParams:
-        """The module's weights as :class:`~ffnbook.FFNParams` (NumPy convention)."""
+        """The module's weights as :class:`~ffnbook.feedforward.FFNParams` (NumPy convention)."""
         if self.up.bias is None:
             raise ValueError("to_numpy needs a module built with bias=True")
         as_np = lambda t: t.detach().cpu().numpy().copy()  # noqa: E731
@@ -92,7 +93,7 @@ class PositionwiseFFN(nn.Module):
 
 
 def numpy_torch_max_diff(x: np.ndarray, params: FFNParams, activation: str = "relu") -> float:
-    """Largest absolute difference between :func:`ffnbook.ffn` and the torch module.
+    """Largest absolute difference between :func:`~ffnbook.feedforward.ffn` and the torch module.
 
     Both run in the dtype of ``params`` with identical weights.
 

@@ -16,3 +16,14 @@ def small_params() -> ffnbook.FFNParams:
 @pytest.fixture
 def tokens() -> np.ndarray:
     return ffnbook.random_tokens((2, 7, 16), seed=4)
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """The whole book, built once per test session with `make html` into a temporary folder."""
+    from sitecheck import DOCS, make_html
+
+    build = tmp_path_factory.mktemp("site")
+    result = make_html(DOCS, build)
+    assert result.returncode == 0, f"make html failed:\n{result.stdout[-8000:]}\n{result.stderr[-8000:]}"
+    return build / "html"

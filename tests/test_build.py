@@ -9,54 +9,14 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
-from bs4 import BeautifulSoup
+from sitecheck import DOCS, glued_after, make_html, page_text
 
 import ffnbook
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs"
 pytestmark = pytest.mark.build
-
-
-def make_html(source: Path, build: Path) -> subprocess.CompletedProcess:
-    """Run `make html` on ``source`` into ``build``; output is kept for the assertions."""
-    return subprocess.run(
-        ["make", "--no-print-directory", "html", f"SOURCEDIR={source}", f"BUILDDIR={build}",
-         f"PY={sys.executable}"],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
-    )
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory) -> Path:
-    build = tmp_path_factory.mktemp("site")
-    result = make_html(DOCS, build)
-    assert result.returncode == 0, f"make html failed:\n{result.stdout[-5000:]}\n{result.stderr[-5000:]}"
-    return build / "html"
-
-
-def page_text(site: Path, name: str) -> str:
-    soup = BeautifulSoup((site / f"{name}.html").read_text(), "html.parser")
-    return " ".join(soup.find("article").get_text(" ").split())
-
-
-def glued_after(site: Path, name: str, phrase: str) -> str:
-    """The first glued value that follows ``phrase`` within one paragraph of the page."""
-    soup = BeautifulSoup((site / f"{name}.html").read_text(), "html.parser")
-    for span in soup.find_all("span", class_="pasted-text"):
-        span.replace_with(f"\u27e6{span.get_text()}\u27e7")  # mark glued values: ⟦value⟧
-    for para in soup.find_all("p"):
-        text = " ".join(para.get_text(" ").split())
-        match = re.search(re.escape(phrase) + r"[^\u27e6]*\u27e6([^\u27e7]*)\u27e7", text)
-        if match:
-            return match.group(1)
-    raise AssertionError(f"no glued value after {phrase!r} on {name}.html")
 
 
 # --- the numbers a reader sees ------------------------------------------------------------

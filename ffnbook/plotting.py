@@ -1,0 +1,97 @@
+"""Figures for the book: matplotlib drawn to deterministic, self-contained SVG.
+
+Pages never call pyplot. A figure function in ffnbook builds a
+:class:`matplotlib.figure.Figure` with :func:`new_figure`, draws on it, and
+returns :class:`BookFigure`, which Jupyter and myst-nb display as SVG. A page
+then glues it::
+
+    fig = ffnbook.some_module.some_figure(...)
+    glue("key", fig, display=False)
+
+and places it with ``{glue:figure}`` and a caption and ``:alt:`` text. Because no
+pyplot figure is ever opened, nothing is displayed twice.
+
+The SVG is deterministic (fixed hash salt, no date) so two builds give the same
+bytes; text stays text (``svg.fonttype = "none"``), which keeps files small and
+readable by screen readers and search. Figures have an opaque white
+background and dark ink so they stay legible in the light and the dark theme.
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")  # no GUI; pages never open windows
+from matplotlib.figure import Figure  # noqa: E402
+
+#: Colour-blind-safe palette (Okabe & Ito), dark enough for text contrast on white.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+
+_RC = {
+    "svg.hashsalt": "ffnbook",
+    "svg.fonttype": "none",
+    "font.size": 11,
+    "axes.titlesize": 12,
+    "axes.labelsize": 11,
+    "axes.edgecolor": "#222222",
+    "axes.labelcolor": "#111111",
+    "axes.grid": True,
+    "grid.color": "#dddddd",
+    "xtick.color": "#222222",
+    "ytick.color": "#222222",
+    "text.color": "#111111",
+    "legend.frameon": False,
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+}
+
+
+def new_figure(width: float = 7.0, height: float = 4.0, **subplot_kw) -> Figure:
+    """A blank figure with the book's style, not attached to pyplot."""
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(width, height), layout="constrained")
+    fig._ffnbook_rc = dict(_RC)  # remembered for drawing and saving
+    return fig
+
+
+class BookFigure:
+    """A finished figure; displays as SVG (and as its description in plain text).
+
+    ``description`` is a one-line summary for text-only displays; the page's
+    ``:alt:`` text is what screen readers of the site hear.
+    """
+
+    def __init__(self, figure: Figure, description: str):
+        if not isinstance(figure, Figure):
+            raise TypeError(f"figure must be a matplotlib Figure, got {type(figure).__name__}")
+        if not description or not description.strip():
+            raise ValueError("a BookFigure needs a non-empty description")
+        self.figure = figure
+        self.description = description
+
+    def to_svg(self) -> str:
+        buffer = io.StringIO()
+        with matplotlib.rc_context(getattr(self.figure, "_ffnbook_rc", _RC)):
+            self.figure.savefig(buffer, format="svg", metadata={"Date": None}, facecolor="white")
+        return buffer.getvalue()
+
+    def _repr_svg_(self) -> str:
+        return self.to_svg()
+
+    def __repr__(self) -> str:
+        return f"<BookFigure: {self.description}>"
+
+
+def styled(fn):
+    """Decorator: run a figure-drawing function inside the book's rc context."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with matplotlib.rc_context(_RC):
+            return fn(*args, **kwargs)
+
+    return wrapper
