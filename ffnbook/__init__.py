@@ -13,7 +13,7 @@ import importlib
 from .activations import ACTIVATIONS, gelu, gelu_tanh, get_activation, identity, relu, silu
 from .display import MarkdownTable
 from .attention import AttentionParams, init_attention_params, self_attention
-from .feedforward import FFNParams, check_params, ffn, init_ffn_params
+from .feedforward import FFNParams, check_params, collapse_linear_ffn, ffn, init_ffn_params
 from .parameters import (
     attention_param_count,
     block_modules,
@@ -61,6 +61,7 @@ __all__ = [
     "block_modules",
     "change_one_token",
     "check_params",
+    "collapse_linear_ffn",
     "count_module_parameters",
     "ffn",
     "ffn_layer",

@@ -150,3 +150,22 @@ def ffn(x, W1, b1, W2, b2, activation: str = "relu") -> np.ndarray:
     x = check_input(x, params.d_model, params.dtype)
     hidden = act(x @ params.W1 + params.b1)
     return hidden @ params.W2 + params.b2
+
+
+def collapse_linear_ffn(W1, b1, W2, b2) -> tuple[np.ndarray, np.ndarray]:
+    """The single affine map an FFN *without* activation is equal to.
+
+    ``(x @ W1 + b1) @ W2 + b2 == x @ (W1 @ W2) + (b1 @ W2 + b2)``: two linear
+    layers with nothing between them are one ``d_model × d_model`` matrix and
+    one bias. Returns ``(W, b)``.
+
+    >>> p = init_ffn_params(4, 16, seed=0)
+    >>> W, b = collapse_linear_ffn(*p)
+    >>> W.shape, b.shape
+    ((4, 4), (4,))
+    >>> x = np.ones((3, 4))
+    >>> bool(np.allclose(x @ W + b, ffn(x, *p, activation="identity")))
+    True
+    """
+    params = check_params(W1, b1, W2, b2)
+    return params.W1 @ params.W2, params.b1 @ params.W2 + params.b2
