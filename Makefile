@@ -8,24 +8,26 @@ PY     := $(VENV)/bin/python
 # The stamp records that .venv holds exactly requirements.txt + ffnbook; it is
 # remade whenever either file changes.
 STAMP  := $(VENV)/.installed
+# What html/test/bench need first; tests that build copies of the book set it empty.
+SETUP  ?= $(STAMP)
 
 SPHINXOPTS ?=
 # Tests build copies of the book elsewhere by overriding these two.
 SOURCEDIR  ?= docs
 BUILDDIR   ?= _build
-# -E: read every page again, so every page executes and nothing shown is stale.
 # -W --keep-going: any warning fails the build, after reporting all of them.
 # -n: nitpicky, so a reference to something that does not exist is a warning.
 # -T: a failing cell prints its traceback (cell source and error), not just the page path.
-SPHINXBUILD = $(PY) -m sphinx -b html -c . -d $(BUILDDIR)/doctrees -E -W --keep-going -n -T -j auto $(SPHINXOPTS)
+SPHINXBUILD = $(PY) -m sphinx -b html -c . -d $(BUILDDIR)/doctrees -W --keep-going -n -T -j auto $(SPHINXOPTS)
 
-.PHONY: html test clean freeze help
+.PHONY: html test bench clean freeze help
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make html   build the book into _build/html (sets up .venv on first use)"
 	@echo "make test   run every test (sets up .venv on first use)"
-	@echo "make clean  remove _build"
+	@echo "make bench  time clean, no-op and one-page-edit builds against myst-nb defaults"
+	@echo "make clean  remove _build and the execution cache (next html re-executes every page)"
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,12 +35,20 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $@
 
-html: $(STAMP)
-	$(SPHINXBUILD) $(SOURCEDIR) $(BUILDDIR)/html
+# A failed build forgets its saved environment: Sphinx would otherwise not
+# re-report the warnings of pages the next build does not re-read.
+html: $(SETUP)
+	$(SPHINXBUILD) $(SOURCEDIR) $(BUILDDIR)/html \
+	  || { rm -f $(BUILDDIR)/doctrees/environment.pickle; exit 1; }
 	@echo "Built: $(BUILDDIR)/html/index.html"
 
-test: $(STAMP)
+test: $(SETUP)
 	$(PY) -m pytest
+
+# Build-speed benchmark (issue 5): medians of clean, default-settings, one-process,
+# no-op and one-page-edit builds. Takes several minutes.
+bench: $(SETUP)
+	$(PY) tools/bench.py
 
 clean:
 	rm -rf _build docs/jupyter_execute

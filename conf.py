@@ -19,12 +19,14 @@ extensions = [
     "sphinx.ext.autodoc",  # the API page documents ffnbook from its docstrings
     "sphinx.ext.napoleon",  # NumPy-style docstring sections
     "ffnbook.sphinxext.mathml",  # math rendered to MathML at build time: no CDN, no script
+    "ffnbook.sphinxext.glossary",  # the glossary page, rendered from ffnbook/data/glossary.yml
+    "ffnbook.sphinxext.execution",  # cache keyed on ffnbook + requirements: fast and never stale
 ]
 
 # --- Execution (myst-nb) -----------------------------------------------------
-# Execute every notebook page on every build, so no number can be stale;
-# faster incremental execution is a separate, tested step.
-nb_execution_mode = "force"
+# Execute a page only when its code, ffnbook or the requirements changed; the
+# cache key rules live in ffnbook/sphinxext/execution.py.
+nb_execution_mode = "cache"
 # A page that has not finished in this many seconds is a bug, not a slow page.
 nb_execution_timeout = 300
 # Any cell error aborts the build (cells meant to fail are tagged raises-exception).

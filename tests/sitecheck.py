@@ -17,7 +17,7 @@ def make_html(source: Path, build: Path) -> subprocess.CompletedProcess:
     """Run the real `make html` on ``source`` into ``build``, capturing its output."""
     return subprocess.run(
         ["make", "--no-print-directory", "html", f"SOURCEDIR={source}", f"BUILDDIR={build}",
-         f"PY={sys.executable}"],
+         f"PY={sys.executable}", "SETUP="],
         cwd=ROOT, capture_output=True, text=True, timeout=1800,
     )
 

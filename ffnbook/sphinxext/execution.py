@@ -1,0 +1,103 @@
+"""Never-stale, incremental notebook execution for the book.
+
+myst-nb's cache (``nb_execution_mode = "cache"``) keys each page on its code
+cells only. It cannot see that a page's numbers also depend on the ffnbook
+package and on the installed versions, and Sphinx itself only re-reads pages
+whose source changed. This extension closes both gaps, and it is the one
+place where the caching rules live:
+
+* **Dependency hash.** A SHA-256 over every file of the ``ffnbook`` package
+  (code and data) and ``requirements.txt``. The execution cache lives in
+  ``<build>/.jupyter_cache/<hash>``, so a change to any of them starts an
+  empty cache: every page executes again. Caches of other hashes are deleted.
+* **Re-reading.** The hash is stored in Sphinx's environment; when it differs,
+  every page is re-read (and, with the new empty cache, re-executed). A page
+  whose own text changed is re-read by Sphinx as usual and, since its code
+  cells' hash changed, executed again: it alone.
+* **No race.** The cache's database is created here, in the main process,
+  before ``-j`` workers start, so two workers never try to create its tables.
+* **Warnings are never forgotten.** Sphinx does not report the warnings of a
+  page it does not re-read; the Makefile deletes the saved environment when a
+  build fails, so the next build reads (not executes) every page again.
+
+To force a full re-execution: ``make clean html``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+PACKAGE = Path(__file__).resolve().parents[1]  # the ffnbook package folder
+REQUIREMENTS = PACKAGE.parent / "requirements.txt"
+
+
+def dependency_hash(package: Path = PACKAGE, requirements: Path = REQUIREMENTS) -> str:
+    """SHA-256 (first 16 hex digits) of the package's files and the requirements.
+
+    Compiled bytecode and caches are skipped: they follow from the sources.
+    """
+    digest = hashlib.sha256()
+    files = sorted(
+        p for p in package.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
+    )
+    for path in files:
+        digest.update(str(path.relative_to(package)).encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+    if requirements.exists():
+        digest.update(b"requirements.txt\0")
+        digest.update(requirements.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cache_root(app: Sphinx) -> Path:
+    return Path(app.outdir).parent / ".jupyter_cache"
+
+
+def _set_cache_path(app: Sphinx, config) -> None:
+    if config.nb_execution_mode != "cache":
+        return
+    app.ffnbook_dep_hash = dependency_hash()
+    config.nb_execution_cache_path = str(_cache_root(app) / app.ffnbook_dep_hash)
+
+
+def _prepare_cache(app: Sphinx) -> None:
+    """Create this hash's cache database now; drop caches of other hashes."""
+    if app.config.nb_execution_mode != "cache":
+        return
+    from jupyter_cache import get_cache
+
+    root = _cache_root(app)
+    if root.is_dir():
+        for stale in root.iterdir():
+            if stale.is_dir() and stale.name != app.ffnbook_dep_hash:
+                shutil.rmtree(stale, ignore_errors=True)
+    cache = get_cache(app.config.nb_execution_cache_path)
+    cache.list_cache_records()  # touching the database creates its tables
+    logger.info("ffnbook: dependency hash %s", app.ffnbook_dep_hash)
+
+
+def _outdated_when_dependencies_change(app: Sphinx, env, added, changed, removed):
+    previous = getattr(env, "ffnbook_dep_hash", None)
+    current = getattr(app, "ffnbook_dep_hash", None)
+    env.ffnbook_dep_hash = current
+    if previous is None or previous == current:
+        return []
+    logger.info("ffnbook: package or requirements changed; re-reading every page")
+    return sorted(env.found_docs - set(added) - set(changed) - set(removed))
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("config-inited", _set_cache_path)
+    # After myst-nb's own builder-inited handler (priority 500) has read the path.
+    app.connect("builder-inited", _prepare_cache, priority=900)
+    app.connect("env-get-outdated", _outdated_when_dependencies_change)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
