@@ -1,0 +1,83 @@
+"""The chapter's glossary: one list of terms, each with a definition and a level.
+
+The definitions live in ``ffnbook/data/glossary.yml``. The glossary page is
+rendered from them by :mod:`ffnbook.sphinxext.glossary`, so the page and any
+other view of a term (such as a tooltip) read the same words.
+
+A term's *level* says how expert a reader must be before the term no longer
+needs explaining: ``beginner`` terms are explained only to beginners,
+``intermediate`` ones to beginners and intermediate readers, ``advanced`` ones
+to everybody.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+LEVELS = ("beginner", "intermediate", "advanced")
+
+
+@dataclass(frozen=True)
+class Term:
+    """One glossary entry."""
+
+    term: str
+    level: str
+    definition: str
+    aliases: tuple[str, ...] = field(default_factory=tuple)
+    see: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _parse(entries) -> tuple[Term, ...]:
+    if not isinstance(entries, list):
+        raise ValueError(f"glossary.yml must hold a list of entries, got {type(entries).__name__}")
+    terms, seen = [], {}
+    for index, entry in enumerate(entries):
+        where = f"glossary.yml entry {index}"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{where} must be a mapping, got {entry!r}")
+        missing = {"term", "level", "definition"} - entry.keys()
+        if missing:
+            raise ValueError(f"{where} ({entry.get('term', '?')}) lacks {sorted(missing)}")
+        unknown = entry.keys() - {"term", "level", "definition", "aliases", "see"}
+        if unknown:
+            raise ValueError(f"{where} ({entry['term']}) has unknown keys {sorted(unknown)}")
+        if entry["level"] not in LEVELS:
+            raise ValueError(f"{where} ({entry['term']}) level must be one of {LEVELS}, got {entry['level']!r}")
+        term = Term(
+            term=str(entry["term"]).strip(),
+            level=entry["level"],
+            definition=" ".join(str(entry["definition"]).split()),
+            aliases=tuple(str(a).strip() for a in entry.get("aliases") or ()),
+            see=tuple(str(s).strip() for s in entry.get("see") or ()),
+        )
+        for name in (term.term, *term.aliases):
+            key = name.casefold()
+            if key in seen:
+                raise ValueError(f"{where}: {name!r} is already used by {seen[key]!r}")
+            seen[key] = term.term
+        terms.append(term)
+    for term in terms:
+        for target in term.see:
+            if target.casefold() not in seen:
+                raise ValueError(f"glossary term {term.term!r} refers to unknown term {target!r}")
+    return tuple(terms)
+
+
+@lru_cache(maxsize=1)
+def load_glossary() -> tuple[Term, ...]:
+    """Every glossary term, validated, in the file's order."""
+    import yaml
+
+    text = resources.files("ffnbook").joinpath("data/glossary.yml").read_text(encoding="utf-8")
+    return _parse(yaml.safe_load(text))
+
+
+def canonical_term(name: str) -> str:
+    """The entry a term or alias belongs to (case-insensitive)."""
+    for term in load_glossary():
+        if name.casefold() in (n.casefold() for n in (term.term, *term.aliases)):
+            return term.term
+    raise KeyError(f"{name!r} is not in the glossary")
