@@ -1,0 +1,579 @@
+"""Where the parameters of a whole real model live: embeddings, attention, FFN.
+
+:func:`parameter_breakdown` turns a row of the fact sheet
+(:class:`ffnbook.models.ModelConfig`) into counts per kind of layer, using the
+per-sublayer formulas of :mod:`ffnbook.parameters`. The sheet holds the shapes
+of the blocks; what it does not hold (whether the output head is tied to the
+token embeddings, learned position tables, BERT's pooler) is collected in
+:data:`LAYOUTS` below, one documented assumption per model.
+
+Conventions, applied to every model:
+
+* **Biases.** A model whose FFN has biases (the sheet's ``ffn_bias``) is
+  assumed to have them in its attention projections too; bias-free FFNs go
+  with bias-free attention. This holds for the models whose code the sheet
+  cites (GPT-2, BERT, LLaMA, Mistral, DeepSeek-V3).
+* **Norms.** Two norms per block (self-attention and FFN), three in the
+  decoder blocks of encoder–decoder models (cross-attention too), and one more
+  per stack (a final norm; BERT's sits after the embeddings instead). A norm
+  with biases (LayerNorm) holds ``2·d_model`` numbers, a bias-free one (RMSNorm,
+  T5's scale-only norm) ``d_model``. These choices reproduce GPT-2's and BERT's
+  exact published counts; elsewhere the norms are far below 0.1% of the model,
+  so a wrong guess cannot move any share shown in the book.
+* **MoE.** ``ffn`` counts every stored expert (routed and shared) plus the
+  dense FFNs; ``ffn_active`` counts what one token passes through: its
+  ``experts_per_token`` routed experts plus the shared ones. The router (one
+  bias-free ``d_model × n_experts`` matrix per MoE layer, as in Mixtral's
+  reference code) is applied to every token, so it counts in both totals. Any
+  per-expert bias terms a gate may carry are not counted (at most
+  ``n_experts`` numbers per layer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .models import ModelConfig, get_model, load_models
+from .parameters import attention_param_count, ffn_param_count
+from .plotting import PALETTE, BookFigure, new_figure, styled
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a model holds outside its blocks, beyond the sheet's columns.
+
+    Attributes
+    ----------
+    tied_head:
+        The output projection reuses the token-embedding matrix (no extra
+        parameters). ``False`` adds a second ``vocab_size × d_model`` matrix.
+    positions:
+        Rows of a learned position-embedding table (0 for sinusoidal, rotary or
+        relative positions, which store no table of this kind).
+    token_types:
+        Rows of BERT's segment-embedding table.
+    pooler:
+        BERT's pooler, a ``d_model × d_model`` linear layer with bias.
+    """
+
+    tied_head: bool = True
+    positions: int = 0
+    token_types: int = 0
+    pooler: bool = False
+
+
+#: Per-model facts behind the embedding count, with where each comes from.
+#:
+#: * GPT-2: tied head and a 1024-row learned position table (``n_ctx`` in the
+#:   defaults of openai/gpt-2 ``src/model.py``, marked P in the sheet notes).
+#:   With them the formulas give 124,439,808 for the small model, the corrected
+#:   count of OpenAI's README.
+#: * BERT: 512 learned positions, 2 segment types and the pooler, as in the
+#:   ``BertModel`` the sheet cites; these reproduce the well-known 109,482,240.
+#: * GPT-3: tied head like GPT-2 ("same model and architecture"). Its context
+#:   length is not in the vetted sources, so its learned position table is left
+#:   out; with a context of a few thousand positions it would be a few hundredths
+#:   of a percent of 175B.
+#: * T5 v1.0 tied (the sheet notes' assumption); T5 v1.1 untied (P, released
+#:   checkpoints). T5's relative-position biases are not counted: the vetted
+#:   sources do not give their size, and they are a handful of scalars per head.
+#: * DeepSeek-V3 untied: its README_WEIGHTS lists an embedding and a separate
+#:   output head of about 0.9B each (P).
+#: * LLaMA, Llama-2/3, Mistral and Mixtral: untied. This is an *assumption*
+#:   that the reported totals support (LLaMA-1 7B: untied gives 6.74B, Table 2
+#:   says 6.7B; tied would give 6.61B).
+#: * The original Transformer shares one embedding matrix between source,
+#:   target and output (tied) and uses sinusoidal positions.
+LAYOUTS: dict[str, Layout] = {
+    **{f"GPT-2 {size}": Layout(positions=1024) for size in ("small", "medium", "large", "XL")},
+    "BERT-base": Layout(positions=512, token_types=2, pooler=True),
+    "BERT-large": Layout(positions=512, token_types=2, pooler=True),
+    "T5-base v1.1": Layout(tied_head=False),
+    **{
+        name: Layout(tied_head=False)
+        for name in ("LLaMA-1 7B", "Llama-2 7B", "Llama-2 70B", "Llama-3 8B", "Mistral 7B",
+                     "Mixtral 8x7B", "DeepSeek-V3")
+    },
+}
+
+#: DeepSeek-V3's multi-head latent attention dimensions, from the official
+#: ``inference/configs/config_671B.json`` (P in the sheet notes).
+DEEPSEEK_V3_MLA = {
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "n_heads": 128,
+}
+
+
+class ParameterBreakdown(NamedTuple):
+    """A model's parameters by kind (plain ints), with the FFN's shares.
+
+    ``total`` is the sum of ``embeddings``, ``attention``, ``ffn``, ``router``,
+    ``norms`` and ``other``; ``total_active`` swaps ``ffn`` for ``ffn_active``.
+    For a dense model the two are equal.
+    """
+
+    name: str
+    embeddings: int  #: token embeddings, untied output head, learned position/segment tables
+    attention: int  #: self-attention of every block, plus cross-attention in decoders of enc-dec models
+    ffn: int  #: every stored FFN parameter (dense FFNs, all routed and shared experts)
+    ffn_active: int  #: FFN parameters one token uses (equal to ``ffn`` for dense models)
+    router: int  #: MoE routers (0 for dense models)
+    norms: int  #: normalisation scales (and biases), see the module docstring
+    other: int  #: anything else (BERT's pooler)
+    total: int
+    total_active: int
+
+    @property
+    def non_embedding(self) -> int:
+        return self.total - self.embeddings
+
+    @property
+    def ffn_share(self) -> float:
+        """FFN parameters as a fraction of all stored parameters."""
+        return self.ffn / self.total
+
+    @property
+    def ffn_share_non_embedding(self) -> float:
+        """FFN parameters as a fraction of the non-embedding parameters."""
+        return self.ffn / self.non_embedding
+
+    @property
+    def ffn_share_active(self) -> float:
+        """FFN parameters a token uses, as a fraction of all parameters it uses."""
+        return self.ffn_active / self.total_active
+
+    @property
+    def embedding_share(self) -> float:
+        return self.embeddings / self.total
+
+    @property
+    def attention_share(self) -> float:
+        return self.attention / self.total
+
+
+def gated_ffn_param_count(d_model: int, d_ff: int, bias: bool = False) -> int:
+    """Parameters of a GLU-style FFN: three matrices (gate, up, down) of width ``d_ff``.
+
+    >>> gated_ffn_param_count(4096, 11008)
+    135266304
+    >>> gated_ffn_param_count(768, 2048) == ffn_param_count(768, 3072, bias=False)
+    True
+    """
+    weights = ffn_param_count(d_model, d_ff, bias=False)  # up and down
+    gate = ffn_param_count(d_model, d_ff, bias=False) // 2  # one more d_model × d_ff matrix
+    return weights + gate + ((2 * d_ff + d_model) if bias else 0)
+
+
+def mla_param_count(
+    d_model: int,
+    n_heads: int,
+    q_lora_rank: int,
+    kv_lora_rank: int,
+    qk_nope_head_dim: int,
+    qk_rope_head_dim: int,
+    v_head_dim: int,
+) -> int:
+    """Parameters of one multi-head latent attention sublayer (DeepSeek-V2/V3), no biases.
+
+    Queries go through a low-rank bottleneck: ``d_model → q_lora_rank`` (then a
+    norm of that width) ``→ n_heads·(qk_nope + qk_rope)``. Keys and values share
+    one compressed latent: ``d_model → kv_lora_rank + qk_rope`` (the rotary part
+    of the key bypasses the latent), a norm of width ``kv_lora_rank``, then
+    ``kv_lora_rank → n_heads·(qk_nope + v_head)``. The output projection maps
+    ``n_heads·v_head → d_model``. The two bottleneck norms are counted here; the
+    block's own norms are not.
+
+    >>> mla_param_count(7168, **DEEPSEEK_V3_MLA)
+    187107328
+    """
+    qk_head = qk_nope_head_dim + qk_rope_head_dim
+    query = d_model * q_lora_rank + q_lora_rank + q_lora_rank * n_heads * qk_head
+    key_value = (
+        d_model * (kv_lora_rank + qk_rope_head_dim)
+        + kv_lora_rank
+        + kv_lora_rank * n_heads * (qk_nope_head_dim + v_head_dim)
+    )
+    output = n_heads * v_head_dim * d_model
+    return query + key_value + output
+
+
+def _check_model(model) -> ModelConfig:
+    if not isinstance(model, ModelConfig):
+        raise TypeError(
+            "expected an ffnbook.models.ModelConfig (e.g. get_model('GPT-2 small')), "
+            f"got {type(model).__name__}"
+        )
+    if model.name.startswith("PaLM"):
+        # The sheet's d_model / n_heads (384) is not PaLM's head size, and the
+        # real one is not confirmed, so its attention cannot be counted honestly.
+        raise ValueError(
+            "PaLM's attention head size is not confirmed in the fact sheet, so its "
+            "parameters cannot be broken down; choose another model"
+        )
+    return model
+
+
+def _one_ffn(model: ModelConfig, d_ff: int) -> int:
+    if model.gated:
+        return gated_ffn_param_count(model.d_model, d_ff, bias=model.ffn_bias)
+    return ffn_param_count(model.d_model, d_ff, bias=model.ffn_bias)
+
+
+def _one_attention(model: ModelConfig) -> int:
+    if model.attention == "mla":
+        if model.name != "DeepSeek-V3":
+            raise ValueError(f"latent-attention dimensions are only known for DeepSeek-V3, not {model.name}")
+        return mla_param_count(model.d_model, **DEEPSEEK_V3_MLA)
+    return attention_param_count(model.d_model, model.n_heads, model.n_kv_heads, bias=model.ffn_bias)
+
+
+def parameter_breakdown(model: ModelConfig) -> ParameterBreakdown:
+    """Count a real model's parameters by kind, from its row of the fact sheet.
+
+    Parameters
+    ----------
+    model:
+        A :class:`~ffnbook.models.ModelConfig`, e.g. ``get_model("Mixtral 8x7B")``.
+        PaLM is refused (its head size is not confirmed).
+
+    Returns
+    -------
+    ParameterBreakdown
+        Plain ints per kind, plus share properties such as ``ffn_share``.
+
+    Examples
+    --------
+    >>> gpt2 = parameter_breakdown(get_model("GPT-2 small"))
+    >>> gpt2.total  # the corrected count in OpenAI's gpt-2 README is "124M"
+    124439808
+    >>> bert = parameter_breakdown(get_model("BERT-base"))
+    >>> bert.total
+    109482240
+    >>> mixtral = parameter_breakdown(get_model("Mixtral 8x7B"))
+    >>> round(mixtral.total / 1e9, 1), round(mixtral.total_active / 1e9, 1)
+    (46.7, 12.9)
+    """
+    model = _check_model(model)
+    layout = LAYOUTS.get(model.name, Layout())
+    d = model.d_model
+    norm_size = 2 * d if model.ffn_bias else d
+
+    embeddings = model.vocab_size * d * (1 if layout.tied_head else 2)
+    embeddings += (layout.positions + layout.token_types) * d
+
+    # Every block has self-attention; decoder blocks of an encoder-decoder model
+    # add cross-attention of the same shape.
+    n_cross = model.n_decoder_layers if model.architecture == "encoder-decoder" else 0
+    attention = (model.n_layers + n_cross) * _one_attention(model)
+
+    dense_ffn = model.n_dense_layers * _one_ffn(model, model.d_ff_dense)
+    expert = _one_ffn(model, model.d_ff)
+    ffn = dense_ffn + model.n_moe_layers * (model.n_experts + model.n_shared_experts) * expert
+    ffn_active = dense_ffn + model.n_moe_layers * (
+        model.experts_per_token + model.n_shared_experts
+    ) * expert
+    router = model.n_moe_layers * model.n_experts * d
+
+    n_stacks = 2 if model.architecture == "encoder-decoder" else 1
+    norms = norm_size * (2 * model.n_layers + n_cross + n_stacks)
+    other = (d * d + d) if layout.pooler else 0
+
+    rest = embeddings + attention + router + norms + other
+    return ParameterBreakdown(
+        name=model.name,
+        embeddings=int(embeddings),
+        attention=int(attention),
+        ffn=int(ffn),
+        ffn_active=int(ffn_active),
+        router=int(router),
+        norms=int(norms),
+        other=int(other),
+        total=int(rest + ffn),
+        total_active=int(rest + ffn_active),
+    )
+
+
+def block_breakdown(model: ModelConfig, cross_attention: bool | None = None) -> dict:
+    """Parameters of one block of ``model`` by kind, from the formulas.
+
+    The block is an MoE block for MoE models (DeepSeek-V3: one of its 58 MoE
+    blocks), otherwise a dense one. ``cross_attention`` (default: whether the
+    model is encoder–decoder) adds a decoder block's cross-attention and its
+    norm. Keys: ``attention``, ``ffn``, ``ffn_active``, ``router``, ``norms``,
+    ``total``, ``total_active`` (plain ints).
+
+    >>> block_breakdown(get_model("GPT-2 small"))["total"]
+    7087872
+    """
+    model = _check_model(model)
+    if cross_attention is None:
+        cross_attention = model.architecture == "encoder-decoder"
+    n_attn = 2 if cross_attention else 1
+    attention = n_attn * _one_attention(model)
+    norms = (n_attn + 1) * (2 * model.d_model if model.ffn_bias else model.d_model)
+    if model.is_moe:
+        expert = _one_ffn(model, model.d_ff)
+        ffn = (model.n_experts + model.n_shared_experts) * expert
+        ffn_active = (model.experts_per_token + model.n_shared_experts) * expert
+        router = model.n_experts * model.d_model
+    else:
+        ffn = ffn_active = _one_ffn(model, model.d_ff_dense)
+        router = 0
+    rest = attention + router + norms
+    return {
+        "attention": int(attention),
+        "ffn": int(ffn),
+        "ffn_active": int(ffn_active),
+        "router": int(router),
+        "norms": int(norms),
+        "total": int(rest + ffn),
+        "total_active": int(rest + ffn_active),
+    }
+
+
+def reference_block(model: ModelConfig, cross_attention: bool | None = None):
+    """One block of ``model`` assembled from plain ``torch.nn`` layers on the ``meta`` device.
+
+    An independent check of :func:`block_breakdown`: nothing here uses the
+    formulas, only layer shapes. Returns an ``nn.ModuleDict`` with
+    ``attention`` (Q, K, V, O projections, or DeepSeek's latent-attention
+    layers), optionally ``cross_attention``, the FFN as ``ffn`` (``up``,
+    ``down`` and, if gated, ``gate``) or, for MoE models, ``experts`` (an
+    ``nn.ModuleList``), ``shared_experts`` and ``router``, and ``norms``
+    (``LayerNorm`` with bias where the model has biases, else ``RMSNorm``).
+    The ``meta`` device records shapes only, so even a DeepSeek-V3 block
+    costs no memory.
+    """
+    import torch
+    from torch import nn
+
+    model = _check_model(model)
+    if cross_attention is None:
+        cross_attention = model.architecture == "encoder-decoder"
+    d, bias = model.d_model, model.ffn_bias
+
+    def attention():
+        if model.attention == "mla":
+            c = DEEPSEEK_V3_MLA
+            qk_head = c["qk_nope_head_dim"] + c["qk_rope_head_dim"]
+            return nn.ModuleDict({
+                "q_down": nn.Linear(d, c["q_lora_rank"], bias=False),
+                "q_norm": nn.RMSNorm(c["q_lora_rank"]),
+                "q_up": nn.Linear(c["q_lora_rank"], c["n_heads"] * qk_head, bias=False),
+                "kv_down": nn.Linear(d, c["kv_lora_rank"] + c["qk_rope_head_dim"], bias=False),
+                "kv_norm": nn.RMSNorm(c["kv_lora_rank"]),
+                "kv_up": nn.Linear(
+                    c["kv_lora_rank"], c["n_heads"] * (c["qk_nope_head_dim"] + c["v_head_dim"]), bias=False
+                ),
+                "out": nn.Linear(c["n_heads"] * c["v_head_dim"], d, bias=False),
+            })
+        d_kv = model.n_kv_heads * model.d_head
+        return nn.ModuleDict({
+            "q": nn.Linear(d, d, bias=bias),
+            "k": nn.Linear(d, d_kv, bias=bias),
+            "v": nn.Linear(d, d_kv, bias=bias),
+            "out": nn.Linear(d, d, bias=bias),
+        })
+
+    def ffn(width):
+        layers = {"up": nn.Linear(d, width, bias=bias), "down": nn.Linear(width, d, bias=bias)}
+        if model.gated:
+            layers["gate"] = nn.Linear(d, width, bias=bias)
+        return nn.ModuleDict(layers)
+
+    def norm():
+        return nn.LayerNorm(d) if bias else nn.RMSNorm(d)
+
+    with torch.device("meta"):
+        block = nn.ModuleDict({"attention": attention()})
+        if cross_attention:
+            block["cross_attention"] = attention()
+        if model.is_moe:
+            block["experts"] = nn.ModuleList(ffn(model.d_ff) for _ in range(model.n_experts))
+            block["shared_experts"] = nn.ModuleList(ffn(model.d_ff) for _ in range(model.n_shared_experts))
+            block["router"] = nn.Linear(d, model.n_experts, bias=False)
+        else:
+            block["ffn"] = ffn(model.d_ff_dense)
+        block["norms"] = nn.ModuleList(norm() for _ in range(3 if cross_attention else 2))
+    return block
+
+
+def count_reference_block(model: ModelConfig, cross_attention: bool | None = None) -> dict:
+    """Count :func:`reference_block` by kind, in the keys of :func:`block_breakdown`.
+
+    The active count keeps the router, the shared experts and the first
+    ``experts_per_token`` routed experts (all experts have the same size, so
+    which ones does not matter).
+    """
+    from .parameters import count_module_parameters as count
+
+    block = reference_block(model, cross_attention)
+    attention = count(block["attention"]) + (
+        count(block["cross_attention"]) if "cross_attention" in block else 0
+    )
+    norms = count(block["norms"])
+    if "experts" in block:
+        shared = count(block["shared_experts"])
+        ffn = count(block["experts"]) + shared
+        ffn_active = sum(count(e) for e in list(block["experts"])[: model.experts_per_token]) + shared
+        router = count(block["router"])
+    else:
+        ffn = ffn_active = count(block["ffn"])
+        router = 0
+    total = count(block)
+    return {
+        "attention": attention,
+        "ffn": ffn,
+        "ffn_active": ffn_active,
+        "router": router,
+        "norms": norms,
+        "total": total,
+        "total_active": total - ffn + ffn_active,
+    }
+
+
+def reported_size(model: ModelConfig, which: str = "total") -> float:
+    """The size the model's authors report, in parameters, parsed from the sheet.
+
+    ``which`` is ``"total"`` or ``"active"`` (MoE models only). For GPT-2 the
+    corrected figure of OpenAI's README is used, not the report's original one.
+
+    >>> reported_size(get_model("GPT-3 175B"))
+    175000000000.0
+    >>> reported_size(get_model("Mixtral 8x7B"), "active")
+    13000000000.0
+    """
+    import re
+
+    if not isinstance(model, ModelConfig):
+        raise TypeError(f"expected an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    if which not in ("total", "active"):
+        raise ValueError(f"which must be 'total' or 'active', got {which!r}")
+    parts = {}
+    for part in model.total_params_reported.split(";"):
+        match = re.search(r"(\d+(?:\.\d+)?)([MB])", part)
+        if match:
+            value = float(match.group(1)) * {"M": 1e6, "B": 1e9}[match.group(2)]
+            key = "active" if "active" in part else "total"
+            if key not in parts or "corrected" in part:
+                parts[key] = value
+    if which not in parts:
+        raise ValueError(
+            f"the sheet gives no reported {which} size for {model.name}: {model.total_params_reported!r}"
+        )
+    return parts[which]
+
+
+#: The models of the chapter's "where the parameters live" figure, in order.
+FIGURE_MODELS = (
+    "GPT-2 small",
+    "BERT-base",
+    "GPT-3 175B",
+    "T5-base v1.0",
+    "T5-base v1.1",
+    "LLaMA-1 7B",
+    "Llama-2 7B",
+    "Llama-2 70B",
+    "Llama-3 8B",
+    "Mistral 7B",
+    "Mixtral 8x7B",
+    "DeepSeek-V3",
+)
+
+
+def share_rows(names=FIGURE_MODELS) -> list[dict]:
+    """One row per model (two for MoE models: stored and per-token active).
+
+    Each row has ``label``, the counts and the fractions ``embeddings``,
+    ``attention``, ``ffn`` and ``rest`` (router, norms, pooler) of its total;
+    ``ffn_non_embedding`` is the FFN's share once embeddings are set aside.
+    """
+    rows = []
+    for name in names:
+        b = parameter_breakdown(get_model(name))
+        views = [("", b.ffn, b.total)]
+        if b.ffn != b.ffn_active:
+            views = [(" (stored)", b.ffn, b.total), (" (active)", b.ffn_active, b.total_active)]
+        for suffix, ffn, total in views:
+            rest = b.router + b.norms + b.other
+            rows.append(
+                {
+                    "label": name + suffix,
+                    "total": total,
+                    "embeddings": b.embeddings / total,
+                    "attention": b.attention / total,
+                    "ffn": ffn / total,
+                    "rest": rest / total,
+                    "ffn_non_embedding": ffn / (total - b.embeddings),
+                }
+            )
+    return rows
+
+
+def share_table(names=FIGURE_MODELS):
+    """:func:`share_rows` as a table for a page (percentages, totals in billions)."""
+    from .display import MarkdownTable
+
+    def pct(x):
+        return f"{100 * x:.1f}%"
+
+    return MarkdownTable(
+        share_rows(names),
+        [
+            ("model", "label", str),
+            ("parameters (B)", "total", lambda n: f"{n / 1e9:.3f}"),
+            ("embeddings", "embeddings", pct),
+            ("attention", "attention", pct),
+            ("FFN", "ffn", pct),
+            ("FFN, non-embedding", "ffn_non_embedding", pct),
+        ],
+    )
+
+
+@styled
+def share_figure(names=FIGURE_MODELS) -> BookFigure:
+    """Stacked horizontal bars: each model's parameters split into embeddings, attention, FFN."""
+    rows = share_rows(names)
+    fig = new_figure(7.5, 0.42 * len(rows) + 1.4)
+    ax = fig.add_subplot()
+    labels = [r["label"] for r in rows]
+    y = list(range(len(rows)))[::-1]  # first model at the top
+    left = [0.0] * len(rows)
+    # The FFN comes first, so where its bar ends can be read against the
+    # two-thirds line directly.
+    parts = [
+        ("FFN", "ffn", PALETTE[1]),
+        ("attention", "attention", PALETTE[0]),
+        ("embeddings", "embeddings", PALETTE[4]),
+        ("router, norms, other", "rest", "#999999"),
+    ]
+    for label, key, colour in parts:
+        widths = [100 * r[key] for r in rows]
+        ax.barh(y, widths, left=left, color=colour, label=label, height=0.7, edgecolor="white")
+        left = [a + b for a, b in zip(left, widths)]
+    for yi, r in zip(y, rows):
+        ax.text(1.5, yi, f"{100 * r['ffn']:.0f}%", va="center", ha="left",
+                color="white", fontsize=9, fontweight="bold")
+    ax.axvline(100 * 2 / 3, color="#222222", linestyle="--", linewidth=1.2)
+    ax.text(100 * 2 / 3, len(rows) - 0.45, " two-thirds", fontsize=9, va="bottom")
+    ax.set_yticks(y, labels)
+    ax.set_xlim(0, 100)
+    ax.set_ylim(-0.6, len(rows) + 0.2)
+    ax.set_xlabel("share of the model's parameters (%)")
+    ax.grid(axis="y", visible=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=4, fontsize=9)
+    description = (
+        "Stacked bars of embeddings, attention and FFN shares of the parameters for "
+        + ", ".join(labels)
+    )
+    return BookFigure(fig, description)
+
+
+def all_breakdowns() -> dict[str, ParameterBreakdown]:
+    """:func:`parameter_breakdown` of every sheet model that can be broken down (not PaLM)."""
+    return {m.name: parameter_breakdown(m) for m in load_models() if not m.name.startswith("PaLM")}

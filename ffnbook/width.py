@@ -1,0 +1,240 @@
+"""How wide the FFN is: the 4x convention, the 8/3 rule of gated FFNs, LLaMA's rounding.
+
+The widths of real models come from the fact sheet through
+:mod:`ffnbook.models`; this module only computes with them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from ._checks import require_positive_int
+from .models import get_model, load_models
+from .plotting import PALETTE, BookFigure, new_figure, styled
+
+
+def llama_ffn_width(d_model: int, multiple_of: int = 256, ffn_dim_multiplier: float | None = None) -> int:
+    """Hidden width of a LLaMA-family SwiGLU FFN, by the rule in Meta's released code.
+
+    Start from the classic ``4·d_model``, take two-thirds of it (truncating, as
+    ``int`` does), optionally scale by ``ffn_dim_multiplier`` (truncating
+    again), then round *up* to a multiple of ``multiple_of``.
+
+    Parameters
+    ----------
+    d_model:
+        Model width.
+    multiple_of:
+        The width is rounded up to a multiple of this (256 in LLaMA-1).
+    ffn_dim_multiplier:
+        Extra scale applied before rounding (``None`` in LLaMA-1; 1.3 in the
+        larger later models).
+
+    Examples
+    --------
+    >>> llama_ffn_width(4096)  # LLaMA-1 7B
+    11008
+    >>> llama_ffn_width(8192, multiple_of=4096, ffn_dim_multiplier=1.3)  # Llama-2 70B
+    28672
+    >>> llama_ffn_width(4096, multiple_of=1024, ffn_dim_multiplier=1.3)  # Llama-3 8B
+    14336
+    """
+    d_model = require_positive_int(d_model, "d_model")
+    multiple_of = require_positive_int(multiple_of, "multiple_of")
+    hidden = int(2 * (4 * d_model) / 3)
+    if ffn_dim_multiplier is not None:
+        if isinstance(ffn_dim_multiplier, bool) or not isinstance(ffn_dim_multiplier, (int, float)):
+            raise TypeError(
+                "ffn_dim_multiplier must be a positive number or None, "
+                f"got {type(ffn_dim_multiplier).__name__} {ffn_dim_multiplier!r}"
+            )
+        if not (ffn_dim_multiplier > 0 and math.isfinite(ffn_dim_multiplier)):
+            raise ValueError(f"ffn_dim_multiplier must be positive and finite, got {ffn_dim_multiplier}")
+        hidden = int(ffn_dim_multiplier * hidden)
+    return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
+
+
+class LlamaWidthSetting(NamedTuple):
+    """The inputs of :func:`llama_ffn_width` for one released model, and how sure we are."""
+
+    model: str  #: name in the fact sheet
+    d_model: int
+    multiple_of: int
+    ffn_dim_multiplier: float | None
+    source: str  #: where the setting comes from
+    mark: str  #: P (primary file seen) or S (quoted by third parties only)
+
+
+#: Released settings of the rule, as the sheet's sources give them.
+LLAMA_SETTINGS = (
+    LlamaWidthSetting("LLaMA-1 7B", 4096, 256, None, "meta-llama/llama llama/model.py default", "P"),
+    LlamaWidthSetting(
+        "Llama-2 70B", 8192, 4096, 1.3, "params.json as quoted in third-party repositories", "S"
+    ),
+    LlamaWidthSetting("Llama-3 8B", 4096, 1024, 1.3, "meta-llama/llama3 params.json", "P"),
+)
+
+
+def llama_width_rows(settings=LLAMA_SETTINGS) -> list[dict]:
+    """The rule's width for each released setting, next to the sheet's ``d_ff``.
+
+    Each row also carries the intermediate steps: two-thirds of ``4·d_model``
+    and the value after the multiplier, before rounding.
+    """
+    rows = []
+    for s in settings:
+        two_thirds = int(2 * (4 * s.d_model) / 3)
+        scaled = two_thirds if s.ffn_dim_multiplier is None else int(s.ffn_dim_multiplier * two_thirds)
+        width = llama_ffn_width(s.d_model, s.multiple_of, s.ffn_dim_multiplier)
+        sheet = get_model(s.model).d_ff
+        rows.append(
+            {
+                "model": s.model,
+                "d_model": s.d_model,
+                "multiple_of": s.multiple_of,
+                "multiplier": "none" if s.ffn_dim_multiplier is None else f"{s.ffn_dim_multiplier:g}",
+                "two_thirds": two_thirds,
+                "scaled": scaled,
+                "d_ff_rule": width,
+                "d_ff_sheet": sheet,
+                "matches": width == sheet,
+                "mark": s.mark,
+            }
+        )
+    return rows
+
+
+def llama_width_table(settings=LLAMA_SETTINGS):
+    """:func:`llama_width_rows` as a table for a page."""
+    from .display import MarkdownTable
+
+    return MarkdownTable(
+        llama_width_rows(settings),
+        [
+            ("model", "model", str),
+            ("d_model", "d_model", ",d"),
+            ("int(8·d_model/3)", "two_thirds", ",d"),
+            ("multiplier", "multiplier", str),
+            ("after multiplier", "scaled", ",d"),
+            ("multiple_of", "multiple_of", ",d"),
+            ("d_ff by the rule", "d_ff_rule", ",d"),
+            ("d_ff in the sheet", "d_ff_sheet", ",d"),
+            ("setting", "mark", lambda m: {"P": "primary", "S": "secondary"}[m]),
+        ],
+    )
+
+
+def width_rows(include_moe: bool = False) -> list[dict]:
+    """``d_ff / d_model`` of every model in the fact sheet, in the sheet's order.
+
+    Dense models only unless ``include_moe``; for MoE models the FFN of one
+    expert is used. ``gated`` marks three-matrix (GLU-style) FFNs, and
+    ``matrices_in_d2`` is the FFN's weight count in units of ``d_model²``
+    (2 or 3 matrices times the ratio).
+    """
+    rows = []
+    for m in load_models():
+        if m.is_moe and not include_moe:
+            continue
+        d_ff = m.d_ff if m.is_moe else m.d_ff_dense
+        ratio = d_ff / m.d_model
+        rows.append(
+            {
+                "model": m.name,
+                "year": m.year,
+                "d_model": m.d_model,
+                "d_ff": d_ff,
+                "ratio": ratio,
+                "ffn_type": m.ffn_type,
+                "gated": m.gated,
+                "matrices_in_d2": (3 if m.gated else 2) * ratio,
+            }
+        )
+    return rows
+
+
+_FFN_NAMES = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU (tanh)", "geglu": "GEGLU", "swiglu": "SwiGLU"}
+
+
+def width_table(include_moe: bool = False):
+    """:func:`width_rows` as a table for a page."""
+    from .display import MarkdownTable
+
+    return MarkdownTable(
+        width_rows(include_moe),
+        [
+            ("model", "model", str),
+            ("d_model", "d_model", ",d"),
+            ("d_ff", "d_ff", ",d"),
+            ("d_ff / d_model", "ratio", ".3f"),
+            ("FFN", "ffn_type", lambda t: _FFN_NAMES[t]),
+            ("FFN weights / d_model²", "matrices_in_d2", ".2f"),
+        ],
+    )
+
+
+def gated_budget(d_model: int, classic_multiple: float = 4.0) -> dict:
+    """Weights of a classic two-matrix FFN against a gated three-matrix one of 2/3 the width.
+
+    A gated FFN with width ``(2/3)·m·d_model`` has three matrices, so
+    ``3·(2/3)·m = 2·m`` units of ``d_model²``: the same as two matrices of width
+    ``m·d_model``. Returns both counts (exact, before any rounding of the
+    width) and the gated width.
+
+    >>> b = gated_budget(768)
+    >>> b["classic"] == b["gated"], b["gated_width"]
+    (True, 2048.0)
+    """
+    d_model = require_positive_int(d_model, "d_model")
+    if not classic_multiple > 0:
+        raise ValueError(f"classic_multiple must be positive, got {classic_multiple}")
+    classic_width = classic_multiple * d_model
+    gated_width = 2 * classic_width / 3
+    return {
+        "classic_width": float(classic_width),
+        "gated_width": float(gated_width),
+        "classic": float(2 * d_model * classic_width),
+        "gated": float(3 * d_model * gated_width),
+    }
+
+
+@styled
+def width_figure() -> BookFigure:
+    """Bars of ``d_ff / d_model`` for the dense models of the sheet, gated FFNs marked.
+
+    Dashed reference lines at 4 (the classic width) and 8/3 (the width at
+    which three matrices cost what two matrices of width 4 cost).
+    """
+    rows = width_rows()
+    fig = new_figure(7.5, 0.4 * len(rows) + 1.5)
+    ax = fig.add_subplot()
+    y = list(range(len(rows)))[::-1]
+    colours = [PALETTE[1] if r["gated"] else PALETTE[0] for r in rows]
+    hatches = ["//" if r["gated"] else "" for r in rows]
+    bars = ax.barh(y, [r["ratio"] for r in rows], color=colours, height=0.65, edgecolor="white")
+    for bar, hatch in zip(bars, hatches):
+        bar.set_hatch(hatch)
+    for yi, r in zip(y, rows):
+        ax.text(r["ratio"] + 0.05, yi, f"{r['ratio']:.2f}", va="center", fontsize=9)
+    for x, label in ((4.0, "4"), (8 / 3, "8/3")):
+        ax.axvline(x, color="#222222", linestyle="--", linewidth=1)
+        ax.text(x, len(rows) - 0.45, f" {label}", fontsize=9, va="bottom")
+    ax.set_yticks(y, [r["model"] for r in rows])
+    ax.set_xlim(0, 4.9)
+    ax.set_ylim(-0.6, len(rows) + 0.2)
+    ax.set_xlabel("FFN width over model width, d_ff / d_model (ratio)")
+    ax.grid(axis="y", visible=False)
+    from matplotlib.patches import Patch
+
+    ax.legend(
+        handles=[
+            Patch(facecolor=PALETTE[0], label="classic, two matrices"),
+            Patch(facecolor=PALETTE[1], hatch="//", edgecolor="white", label="gated, three matrices"),
+        ],
+        loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=9,
+    )
+    description = "Horizontal bars of d_ff/d_model for " + ", ".join(
+        f"{r['model']} ({r['ratio']:.2f}{', gated' if r['gated'] else ''})" for r in rows
+    )
+    return BookFigure(fig, description)
