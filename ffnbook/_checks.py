@@ -53,3 +53,22 @@ def require_positive_int(value, name: str) -> int:
     if value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value}")
     return int(value)
+
+
+def lookup(table: dict, name, what: str = "activation"):
+    """``table[name]`` for a name-keyed registry, or an error listing the valid names.
+
+    >>> lookup({"relu": 1}, "relu")
+    1
+    >>> lookup({"relu": 1, "gelu": 2}, "tanh")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown activation 'tanh'; expected one of: gelu, relu
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"{what} must be a name (str), got {type(name).__name__}")
+    try:
+        return table[name]
+    except KeyError:
+        choices = ", ".join(sorted(table))
+        raise ValueError(f"unknown {what} {name!r}; expected one of: {choices}") from None

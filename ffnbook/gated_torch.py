@@ -1,0 +1,100 @@
+"""The gated FFN as a PyTorch module, for cross-checks against NumPy and for counting parameters.
+
+``nn.Linear`` stores weights as ``(out_features, in_features)``, so
+``w.weight == W.T``, ``v.weight == V.T`` and ``w2.weight == W2.T`` relative to
+:mod:`ffnbook.gated`. This module imports torch; ``ffnbook.gated`` does not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from ._checks import require_positive_int
+from .gated import GatedParams, check_gated_params, gated_ffn
+from .torch_ffn import _TORCH_DTYPES, TORCH_ACTIVATIONS
+
+#: Torch modules for the activation names :func:`ffnbook.gated.gated_ffn` accepts:
+#: the FFN's own (without the tanh-approximated GELU) plus the sigmoid of GLU.
+TORCH_GATE_ACTIVATIONS = {
+    **{name: make for name, make in TORCH_ACTIVATIONS.items() if name != "gelu_tanh"},
+    "sigmoid": lambda: nn.Sigmoid(),
+}
+
+
+class GatedFFN(nn.Module):
+    """``w2(act(w(x)) * v(x))`` on the last axis, three bias-free linear layers.
+
+    >>> m = GatedFFN(8, 12, activation="silu")
+    >>> m(torch.zeros(2, 5, 8)).shape
+    torch.Size([2, 5, 8])
+    >>> sum(p.numel() for p in m.parameters())  # 3 * 8 * 12
+    288
+    """
+
+    def __init__(self, d_model: int, d_ff: int, activation: str = "silu"):
+        super().__init__()
+        self.d_model = require_positive_int(d_model, "d_model")
+        self.d_ff = require_positive_int(d_ff, "d_ff")
+        if activation not in TORCH_GATE_ACTIVATIONS:
+            choices = ", ".join(sorted(TORCH_GATE_ACTIVATIONS))
+            raise ValueError(f"unknown gate activation {activation!r}; expected one of: {choices}")
+        self.activation_name = activation
+        self.w = nn.Linear(self.d_model, self.d_ff, bias=False)
+        self.v = nn.Linear(self.d_model, self.d_ff, bias=False)
+        self.w2 = nn.Linear(self.d_ff, self.d_model, bias=False)
+        self.activation = TORCH_GATE_ACTIVATIONS[activation]()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Apply the gated FFN to every position of ``x``; shape and dtype are checked first."""
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+        if x.dim() == 0 or x.shape[-1] != self.d_model:
+            raise ValueError(
+                f"x must have last axis d_model={self.d_model}, got shape {tuple(x.shape)}"
+            )
+        if x.dtype != self.w.weight.dtype:
+            raise TypeError(f"x has dtype {x.dtype} but the module's weights are {self.w.weight.dtype}")
+        return self.w2(self.activation(self.w(x)) * self.v(x))
+
+    @classmethod
+    def from_numpy(cls, params: GatedParams, activation: str = "silu") -> "GatedFFN":
+        """A module holding exactly the weights in ``params`` (same dtype)."""
+        params = check_gated_params(*params)
+        module = cls(params.d_model, params.d_ff, activation=activation)
+        module.to(_TORCH_DTYPES[params.dtype])
+        with torch.no_grad():
+            module.w.weight.copy_(torch.from_numpy(params.W.T.copy()))
+            module.v.weight.copy_(torch.from_numpy(params.V.T.copy()))
+            module.w2.weight.copy_(torch.from_numpy(params.W2.T.copy()))
+        return module
+
+
+def meta_gated_ffn(d_model: int, d_ff: int, activation: str = "silu") -> GatedFFN:
+    """A :class:`GatedFFN` on torch's ``meta`` device: real shapes, no memory."""
+    with torch.device("meta"):
+        return GatedFFN(d_model, d_ff, activation=activation)
+
+
+def meta_classic_ffn(d_model: int, d_ff: int, activation: str = "relu", bias: bool = False):
+    """A classic :class:`~ffnbook.torch_ffn.PositionwiseFFN` on the ``meta`` device."""
+    from .torch_ffn import PositionwiseFFN
+
+    with torch.device("meta"):
+        return PositionwiseFFN(d_model, d_ff, activation=activation, bias=bias)
+
+
+def numpy_torch_max_diff(x: np.ndarray, params: GatedParams, activation: str = "silu") -> float:
+    """Largest absolute difference between :func:`~ffnbook.gated.gated_ffn` and :class:`GatedFFN`.
+
+    >>> from ffnbook.gated import init_gated_params
+    >>> numpy_torch_max_diff(np.ones((3, 8)), init_gated_params(8, 12), "gelu") < 1e-12
+    True
+    """
+    params = check_gated_params(*params)
+    module = GatedFFN.from_numpy(params, activation)
+    expected = gated_ffn(x, *params, activation=activation)
+    with torch.no_grad():
+        got = module(torch.from_numpy(np.ascontiguousarray(x))).numpy()
+    return float(np.max(np.abs(got - expected)))
