@@ -1,0 +1,523 @@
+"""What the FFN and attention cost in floating-point operations, and in seconds.
+
+Conventions: forward pass only, one multiply-add counts as two FLOPs, and
+costs are *per token*. A matrix product of an ``(m, k)`` by a ``(k, n)``
+matrix therefore costs ``2·m·k·n`` FLOPs. Biases, activations, softmax and
+normalisation are lower-order terms and are left out, as in the usual
+"2N FLOPs per token" rule of Kaplan et al. (2020).
+
+* The FFN multiplies each token's vector by each of its weight matrices once,
+  so it costs twice its weight count per token, whatever the sequence length.
+* Attention costs ``2·`` (its projection weights) per token, plus the score
+  computation ``Q Kᵀ`` and the weighted sum ``A V``, which grow with the
+  number of positions ``n_ctx`` each token attends to.
+
+The closed forms here are checked against torch's own FLOP counter by
+:func:`counted_flops_per_token` (and in the tests). The timing experiment,
+:func:`time_ffn_vs_attention`, measures seconds, which vary by machine and
+load. Both import torch when called; importing this module does not.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from typing import NamedTuple, Sequence
+
+from ._checks import require_positive_int
+from .plotting import PALETTE, BookFigure, new_figure, styled
+
+#: Per-head query/key and value widths for models whose attention does not use
+#: ``d_model / n_heads``. DeepSeek-V3's multi-head latent attention scores with
+#: 128 "no-position" plus 64 rotary dimensions per head and returns 128-d
+#: values (official ``inference/configs/config_671B.json``: qk_nope_head_dim,
+#: qk_rope_head_dim, v_head_dim; see the project's models_notes.md).
+SCORE_HEAD_DIMS = {"DeepSeek-V3": (128 + 64, 128)}
+
+#: Models whose head size the fact sheet does not confirm; their crossover is
+#: not computed rather than guessed (PaLM's heads are not d_model / n_heads wide).
+UNCONFIRMED_HEAD_SIZE = {"PaLM 540B": "head size unknown"}
+
+#: Attention spans shorter than the context (Mistral 7B's sliding window, from
+#: its HF MistralConfig defaults and the paper's Table 1): each token's score
+#: cost stops growing at the window, so the crossover may never be reached.
+ATTENTION_NOTES = {"Mistral 7B": "sliding window"}
+
+
+def _positive_number(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a positive number, got {type(value).__name__} {value!r}")
+    if not value > 0 or math.isinf(value):
+        raise ValueError(f"{name} must be a positive finite number, got {value}")
+    return float(value)
+
+
+def ffn_flops_per_token(d_model: int, d_ff: int, *, gated: bool = False, n_active: int = 1) -> int:
+    """Forward FLOPs per token of an FFN: twice its weight count.
+
+    A classic FFN has two ``d_model × d_ff`` matrices, a gated (GLU) FFN three;
+    a mixture-of-experts layer runs ``n_active`` experts of width ``d_ff`` for
+    each token (routed plus shared ones). The router's ``2·d_model·n_experts``
+    FLOPs are negligible and not included.
+
+    >>> ffn_flops_per_token(768, 3072)  # 2 · (2·768·3072)
+    9437184
+    >>> ffn_flops_per_token(4096, 14336, gated=True, n_active=2)  # Mixtral: two SwiGLU experts
+    704643072
+    """
+    d_model = require_positive_int(d_model, "d_model")
+    d_ff = require_positive_int(d_ff, "d_ff")
+    n_active = require_positive_int(n_active, "n_active")
+    n_matrices = 3 if gated else 2
+    return 2 * n_matrices * d_model * d_ff * n_active
+
+
+def _head_dims(d_model, n_heads, d_head, d_head_v):
+    n_heads = require_positive_int(n_heads, "n_heads")
+    if d_head is None:
+        d_model = require_positive_int(d_model, "d_model")
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads} "
+                             "unless d_head is given")
+        d_head = d_model // n_heads
+    d_head = require_positive_int(d_head, "d_head")
+    d_head_v = d_head if d_head_v is None else require_positive_int(d_head_v, "d_head_v")
+    return n_heads, d_head, d_head_v
+
+
+def attention_projection_flops_per_token(
+    d_model: int, n_heads: int, n_kv_heads: int | None = None, d_head: int | None = None
+) -> int:
+    """Forward FLOPs per token of the Q, K, V and output projections.
+
+    ``2·d_model·(n_heads·d_head)`` each for Q and O; with grouped-query
+    attention K and V have only ``n_kv_heads·d_head`` columns. Independent of
+    the sequence length.
+
+    >>> attention_projection_flops_per_token(768, 12)  # 2 · 4·768²
+    4718592
+    >>> attention_projection_flops_per_token(4096, 32, n_kv_heads=8)  # GQA: K, V a quarter
+    83886080
+    """
+    n_heads, d_head, _ = _head_dims(d_model, n_heads, d_head, None)
+    d_model = require_positive_int(d_model, "d_model")
+    n_kv_heads = n_heads if n_kv_heads is None else require_positive_int(n_kv_heads, "n_kv_heads")
+    if n_heads % n_kv_heads:
+        raise ValueError(f"n_heads={n_heads} must be divisible by n_kv_heads={n_kv_heads}")
+    d_q, d_kv = n_heads * d_head, n_kv_heads * d_head
+    return 2 * (d_model * d_q + 2 * d_model * d_kv + d_q * d_model)
+
+
+def attention_score_flops_per_token(
+    n_ctx: int,
+    n_heads: int,
+    *,
+    d_model: int | None = None,
+    d_head: int | None = None,
+    d_head_v: int | None = None,
+) -> int:
+    """Forward FLOPs per token of ``Q Kᵀ`` and ``A V`` against ``n_ctx`` positions.
+
+    Each of the ``n_heads`` query heads takes ``n_ctx`` dot products of width
+    ``d_head`` (``2·n_ctx·d_head`` FLOPs) and sums ``n_ctx`` value vectors of
+    width ``d_head_v`` (``2·n_ctx·d_head_v``). With ``d_head_v = d_head`` and
+    ``d_attn = n_heads·d_head`` this is ``4·n_ctx·d_attn``. The number of key/value
+    heads does not enter: grouped-query attention shares keys, it does not
+    skip dot products. No causal discount is applied: every query is counted
+    against all ``n_ctx`` keys.
+
+    Give either ``d_model`` (heads of width ``d_model / n_heads``) or ``d_head``.
+
+    >>> attention_score_flops_per_token(1024, 12, d_model=768)  # 4 · 1024 · 768
+    3145728
+    """
+    n_ctx = require_positive_int(n_ctx, "n_ctx")
+    if d_model is None and d_head is None:
+        raise TypeError("give d_model or d_head to fix the width of each head")
+    n_heads, d_head, d_head_v = _head_dims(d_model, n_heads, d_head, d_head_v)
+    return 2 * n_ctx * n_heads * (d_head + d_head_v)
+
+
+def crossover_length(ffn_flops: int, n_heads: int, d_head: int, d_head_v: int | None = None) -> float:
+    """Context length at which attention's score FLOPs per token equal the FFN's.
+
+    Solves ``2·n·n_heads·(d_head + d_head_v) = ffn_flops`` for ``n``. For
+    ``d_head_v = d_head`` that is ``ffn_flops / (4·d_attn)``; for a classic FFN
+    with ``d_attn = d_model`` it is exactly ``d_ff``.
+
+    >>> crossover_length(ffn_flops_per_token(768, 3072), 12, 64)
+    3072.0
+    """
+    ffn_flops = _positive_number(ffn_flops, "ffn_flops")
+    n_heads, d_head, d_head_v = _head_dims(None, n_heads, d_head, d_head_v)
+    return ffn_flops / (2 * n_heads * (d_head + d_head_v))
+
+
+def kaplan_forward_flops_per_token(n_params: int, n_layers: int, n_ctx: int, d_attn: int) -> int:
+    """Kaplan et al.'s estimate ``C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn``.
+
+    ``N`` is the non-embedding parameter count. Their context term counts
+    ``2·n_ctx·d_attn`` FLOPs per layer, half of :func:`attention_score_flops_per_token`:
+    it is the ``Q Kᵀ`` product alone.
+
+    >>> kaplan_forward_flops_per_token(100, 2, 10, 8)
+    520
+    """
+    n_params = require_positive_int(n_params, "n_params")
+    n_layers = require_positive_int(n_layers, "n_layers")
+    n_ctx = require_positive_int(n_ctx, "n_ctx")
+    d_attn = require_positive_int(d_attn, "d_attn")
+    return 2 * n_params + 2 * n_layers * n_ctx * d_attn
+
+
+def model_crossover(model) -> dict:
+    """Per-token FLOPs and the attention/FFN crossover for one model of ``ffnbook.models``.
+
+    Uses the FFN of the model's mixture-of-experts layers if it has them
+    (``experts_per_token`` routed plus ``n_shared_experts`` shared experts of
+    width ``d_ff``), else its dense FFN. ``crossover`` is ``None`` for models
+    whose head size is not confirmed, with the reason in ``note``.
+    """
+    for field in ("name", "d_model", "n_heads", "d_ff", "gated"):
+        if not hasattr(model, field):
+            raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    if model.is_moe:
+        n_active = model.experts_per_token + model.n_shared_experts
+        d_ff = model.d_ff
+    else:
+        n_active, d_ff = 1, model.d_ff_dense
+    ffn = ffn_flops_per_token(model.d_model, d_ff, gated=model.gated, n_active=n_active)
+    row = {
+        "model": model.name,
+        "ffn_type": model.ffn_type,
+        "d_model": model.d_model,
+        "d_ff": d_ff,
+        "n_active": n_active,
+        "ffn_flops": ffn,
+        "d_attn": None,
+        "crossover": None,
+        "crossover_over_d_ff": None,
+        "note": "",
+    }
+    if model.name in UNCONFIRMED_HEAD_SIZE:
+        row["note"] = UNCONFIRMED_HEAD_SIZE[model.name]
+        return row
+    d_head, d_head_v = SCORE_HEAD_DIMS.get(model.name, (model.d_head, model.d_head))
+    if model.name in SCORE_HEAD_DIMS:
+        row["note"] = f"MLA, {d_head}/{d_head_v}-d heads"
+    elif model.architecture == "encoder-decoder":
+        row["note"] = "self-attention only"
+    elif model.name in ATTENTION_NOTES:
+        row["note"] = ATTENTION_NOTES[model.name]
+    crossover = crossover_length(ffn, model.n_heads, d_head, d_head_v)
+    row.update(
+        d_attn=model.n_heads * d_head,
+        crossover=crossover,
+        crossover_over_d_ff=crossover / d_ff,
+    )
+    return row
+
+
+def crossover_rows(models=None) -> list[dict]:
+    """:func:`model_crossover` for every model of the fact sheet (or of ``models``)."""
+    if models is None:
+        from .models import load_models
+
+        models = load_models()
+    return [model_crossover(m) for m in models]
+
+
+def crossover_table(models=None):
+    """:func:`crossover_rows` as a table for a page; unknown values show as a dash."""
+    from .display import MarkdownTable
+
+    def maybe(fmt):
+        return lambda v: "–" if v is None else format(v, fmt)
+
+    rows = [
+        dict(row, ffn=row["ffn_type"] + (f" × {row['n_active']}" if row["n_active"] > 1 else ""))
+        for row in crossover_rows(models)
+    ]
+    return MarkdownTable(
+        rows,
+        [
+            ("model", "model", "s"),
+            ("FFN × active experts", "ffn", "s"),
+            ("d_ff", "d_ff", ",d"),
+            ("query/key width", "d_attn", maybe(",d")),
+            ("crossover n*", "crossover", maybe(",.0f")),
+            ("n* / d_ff", "crossover_over_d_ff", maybe(".2f")),
+            ("note", "note", "s"),
+        ],
+    )
+
+
+class CountedFlops(NamedTuple):
+    """FLOPs per token as counted by ``torch.utils.flop_counter`` on real modules."""
+
+    ffn: int
+    projections: int
+    scores: int
+
+
+def counted_flops_per_token(
+    d_model: int, d_ff: int, n_heads: int, n_ctx: int, *, gated: bool = False, n_kv_heads: int | None = None
+) -> CountedFlops:
+    """Run an FFN and an attention sublayer under torch's FLOP counter and divide by ``n_ctx``.
+
+    Everything is built on the ``meta`` device, so no memory is used and
+    nothing is computed: the counter reads the shapes of each matrix product.
+    It counts one multiply-add as two FLOPs, as this module does.
+    """
+    import torch
+    from torch import nn
+    from torch.utils.flop_counter import FlopCounterMode
+
+    d_model = require_positive_int(d_model, "d_model")
+    d_ff = require_positive_int(d_ff, "d_ff")
+    n_ctx = require_positive_int(n_ctx, "n_ctx")
+    n_heads, d_head, _ = _head_dims(d_model, n_heads, None, None)
+    n_kv = n_heads if n_kv_heads is None else require_positive_int(n_kv_heads, "n_kv_heads")
+    if n_heads % n_kv:
+        raise ValueError(f"n_heads={n_heads} must be divisible by n_kv_heads={n_kv}")
+
+    with torch.device("meta"):
+        x = torch.empty(1, n_ctx, d_model)
+        up = nn.Linear(d_model, d_ff, bias=False)
+        gate = nn.Linear(d_model, d_ff, bias=False) if gated else None
+        down = nn.Linear(d_ff, d_model, bias=False)
+        wq = nn.Linear(d_model, n_heads * d_head, bias=False)
+        wk = nn.Linear(d_model, n_kv * d_head, bias=False)
+        wv = nn.Linear(d_model, n_kv * d_head, bias=False)
+        wo = nn.Linear(n_heads * d_head, d_model, bias=False)
+
+    def count(fn) -> int:
+        counter = FlopCounterMode(display=False)
+        with counter:
+            fn()
+        return int(counter.get_total_flops())
+
+    def run_ffn():
+        hidden = torch.nn.functional.silu(gate(x)) * up(x) if gated else torch.relu(up(x))
+        return down(hidden)
+
+    def split(t, heads):  # (1, n, heads·d_head) -> (1, heads, n, d_head)
+        return t.view(1, n_ctx, heads, d_head).transpose(1, 2)
+
+    q = split(wq(x), n_heads)
+    k = split(wk(x), n_kv).repeat_interleave(n_heads // n_kv, dim=1)
+    v = split(wv(x), n_kv).repeat_interleave(n_heads // n_kv, dim=1)
+
+    def run_scores():
+        weights = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d_head), dim=-1)
+        return weights @ v
+
+    ffn = count(run_ffn)
+    projections = count(lambda: (wq(x), wk(x), wv(x), wo(torch.empty(1, n_ctx, n_heads * d_head, device="meta"))))
+    scores = count(run_scores)
+    return CountedFlops(ffn // n_ctx, projections // n_ctx, scores // n_ctx)
+
+
+# --- timing on the build machine ------------------------------------------------------------
+
+
+class TimingResult(NamedTuple):
+    """Median wall-clock seconds per forward call, one entry per sequence length."""
+
+    seq_lens: list  #: sequence lengths measured
+    ffn_seconds: list  #: the FFN sublayer on all positions
+    attention_seconds: list  #: scores, softmax and weighted sum (projections excluded)
+    d_model: int
+    d_ff: int
+    n_heads: int
+
+
+def _median_seconds(fn, repeats: int, budget: float = 0.06) -> float:
+    def timed() -> float:
+        start = time.perf_counter()
+        fn()
+        return time.perf_counter() - start
+
+    first = timed()
+    # A fast first call is a warm-up (allocation, kernel selection) and is
+    # discarded; a slow one is dominated by arithmetic and counts as a sample.
+    times = [] if first < 0.05 else [first]
+    # Fast calls are repeated until `budget` seconds are spent (at most 25
+    # times): on a busy machine a median of many short calls is steadier.
+    target = max(repeats, min(25, int(budget / max(first, 1e-6))))
+    while len(times) < target:
+        times.append(timed())
+    return float(statistics.median(times))
+
+
+def time_ffn_vs_attention(
+    seq_lens: Sequence[int] = (64, 128, 256, 512, 1024, 2048, 4096),
+    *,
+    d_model: int = 256,
+    d_ff: int = 1024,
+    n_heads: int = 4,
+    repeats: int = 3,
+    seed: int = 0,
+) -> TimingResult:
+    """Time the FFN sublayer and attention's score computation at several sequence lengths.
+
+    Runs torch in float32 on the CPU with one thread (so that the other
+    cores' load disturbs the numbers less), taking the median of at least
+    ``repeats`` calls after a warm-up call; calls faster than the budget allows
+    are repeated more often (up to 25 times), and calls over 50 ms count as
+    their own warm-up, to keep the total time down. The FFN is ``gelu(x W1 + b1) W2 + b2``; the
+    attention part is ``softmax(Q Kᵀ/√d_head) V`` for each head on ready-made
+    ``Q``, ``K``, ``V``, heads handled one after another so that only one
+    ``n × n`` score matrix exists at a time. The thread setting is restored
+    afterwards. Returns plain floats; they depend on the machine and its load.
+    """
+    import torch
+
+    seq_lens = [require_positive_int(n, "each sequence length") for n in seq_lens]
+    if not seq_lens or seq_lens != sorted(set(seq_lens)):
+        raise ValueError(f"seq_lens must be a non-empty increasing sequence, got {seq_lens}")
+    d_model = require_positive_int(d_model, "d_model")
+    d_ff = require_positive_int(d_ff, "d_ff")
+    repeats = require_positive_int(repeats, "repeats")
+    n_heads, d_head, _ = _head_dims(d_model, n_heads, None, None)
+
+    generator = torch.Generator().manual_seed(seed)
+    w1 = torch.randn(d_model, d_ff, generator=generator) / math.sqrt(d_model)
+    b1 = torch.zeros(d_ff)
+    w2 = torch.randn(d_ff, d_model, generator=generator) / math.sqrt(d_ff)
+    b2 = torch.zeros(d_model)
+    scale = 1.0 / math.sqrt(d_head)
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    ffn_times, attn_times = [], []
+    try:
+        with torch.inference_mode():
+            for n in seq_lens:
+                x = torch.randn(n, d_model, generator=generator)
+                q, k, v = (torch.randn(n_heads, n, d_head, generator=generator) for _ in range(3))
+
+                def ffn():
+                    return torch.addmm(b2, torch.nn.functional.gelu(torch.addmm(b1, x, w1)), w2)
+
+                def scores():
+                    return [torch.softmax(q[h] @ k[h].T * scale, dim=-1) @ v[h] for h in range(n_heads)]
+
+                ffn_times.append(_median_seconds(ffn, repeats))
+                attn_times.append(_median_seconds(scores, repeats))
+    finally:
+        torch.set_num_threads(threads)
+    return TimingResult(seq_lens, ffn_times, attn_times, d_model, d_ff, n_heads)
+
+
+def measured_crossover(timing: TimingResult) -> float | None:
+    """Sequence length where measured attention time first exceeds the FFN's.
+
+    Interpolates linearly in log–log coordinates between the two measured
+    lengths that bracket the first sign change of ``attention − ffn``. Returns
+    ``None`` if attention never overtakes the FFN in the measured range, and
+    the first length if it is already slower there.
+
+    >>> t = TimingResult([100, 1000], [1.0, 10.0], [0.1, 100.0], 8, 32, 1)
+    >>> round(measured_crossover(t))
+    316
+    """
+    pairs = list(zip(timing.seq_lens, timing.ffn_seconds, timing.attention_seconds))
+    if not pairs:
+        raise ValueError("timing holds no measurements")
+    if pairs[0][2] >= pairs[0][1]:
+        return float(pairs[0][0])
+    for (n0, f0, a0), (n1, f1, a1) in zip(pairs, pairs[1:]):
+        if a1 >= f1:
+            g0, g1 = math.log(a0 / f0), math.log(a1 / f1)  # log ratio crosses zero
+            t = g0 / (g0 - g1)
+            return float(math.exp(math.log(n0) + t * (math.log(n1) - math.log(n0))))
+    return None
+
+
+def flop_model_seconds(timing: TimingResult) -> tuple[list, list]:
+    """The FLOP model's prediction of both curves, in seconds.
+
+    One constant, the FFN's median measured throughput (FLOPs per second),
+    converts FLOPs to seconds for both sublayers, so the predicted curves
+    cross exactly where the FLOP counts do, at ``n = d_ff``.
+    """
+    ffn = [n * ffn_flops_per_token(timing.d_model, timing.d_ff) for n in timing.seq_lens]
+    attn = [
+        n * attention_score_flops_per_token(n, timing.n_heads, d_model=timing.d_model)
+        for n in timing.seq_lens
+    ]
+    rate = statistics.median(f / s for f, s in zip(ffn, timing.ffn_seconds))
+    return [f / rate for f in ffn], [a / rate for a in attn]
+
+
+@styled
+def timing_figure(timing: TimingResult) -> BookFigure:
+    """Log–log plot of measured FFN and attention-score time against sequence length.
+
+    Dashed lines are the FLOP model scaled by the FFN's measured throughput;
+    vertical lines mark the FLOP-model crossover (``d_ff``) and the measured
+    one.
+    """
+    if not isinstance(timing, TimingResult):
+        raise TypeError(f"timing must be a TimingResult, got {type(timing).__name__}")
+    fig = new_figure(7.0, 4.4)
+    ax = fig.add_subplot()
+    ffn_pred, attn_pred = flop_model_seconds(timing)
+    ms = 1e3
+    ax.loglog(timing.seq_lens, [s * ms for s in timing.ffn_seconds], "o-", color=PALETTE[0],
+              label="FFN, measured")
+    ax.loglog(timing.seq_lens, [s * ms for s in timing.attention_seconds], "s-", color=PALETTE[1],
+              label="attention scores, measured")
+    ax.loglog(timing.seq_lens, [s * ms for s in ffn_pred], "--", color=PALETTE[0], alpha=0.7,
+              label="FFN, FLOP model")
+    ax.loglog(timing.seq_lens, [s * ms for s in attn_pred], "--", color=PALETTE[1], alpha=0.7,
+              label="attention scores, FLOP model")
+    ax.axvline(timing.d_ff, color=PALETTE[6], linestyle=":", linewidth=1.2)
+    ax.annotate(f"FLOP model\ncrossover n = d_ff = {timing.d_ff}", (timing.d_ff, 0.03),
+                xycoords=("data", "axes fraction"), xytext=(4, 0), textcoords="offset points",
+                fontsize=9, va="bottom")
+    crossing = measured_crossover(timing)
+    if crossing is not None:
+        ax.axvline(crossing, color=PALETTE[2], linestyle="-.", linewidth=1.2)
+        ax.annotate(f"measured\ncrossover ≈ {crossing:,.0f}", (crossing, 0.97),
+                    xycoords=("data", "axes fraction"), xytext=(-4, 0), textcoords="offset points",
+                    fontsize=9, va="top", ha="right")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(timing.seq_lens, [str(n) for n in timing.seq_lens])
+    ax.minorticks_off()
+    ax.set_xlabel("sequence length n (tokens, log scale)")
+    ax.set_ylabel("time per forward call (ms, log scale)")
+    ax.set_title(f"FFN vs attention scores, d_model = {timing.d_model}, d_ff = {timing.d_ff}")
+    ax.legend(loc="upper left", fontsize=9)
+    return BookFigure(
+        fig,
+        "Measured time of the FFN grows linearly and of attention scores quadratically with sequence "
+        "length; the FLOP model predicts their crossing at d_ff.",
+    )
+
+
+def growth_exponents(timing: TimingResult, min_len: int = 256) -> tuple[float, float]:
+    """Least-squares slopes of log(time) against log(n) for the FFN and attention.
+
+    Only lengths ``>= min_len`` are used, because at short lengths fixed
+    per-call overheads flatten both curves. A linear cost has slope 1, a
+    quadratic one slope 2.
+
+    >>> t = TimingResult([256, 512, 1024], [1.0, 2.0, 4.0], [1.0, 4.0, 16.0], 8, 32, 1)
+    >>> [round(s, 6) for s in growth_exponents(t)]
+    [1.0, 2.0]
+    """
+    points = [(n, f, a) for n, f, a in zip(timing.seq_lens, timing.ffn_seconds, timing.attention_seconds)
+              if n >= min_len]
+    if len(points) < 2:
+        raise ValueError(f"need at least two lengths >= min_len={min_len}, got {len(points)}")
+
+    def slope(values):
+        xs = [math.log(n) for n, *_ in points]
+        ys = [math.log(v) for v in values]
+        mx, my = statistics.fmean(xs), statistics.fmean(ys)
+        return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+    return slope([f for _, f, _ in points]), slope([a for _, _, a in points])

@@ -1,0 +1,326 @@
+"""A sparse mixture-of-experts (MoE) FFN layer in NumPy.
+
+An MoE layer replaces the single FFN of a block by ``n_experts`` FFNs (the
+*experts*) and a *router*, a ``d_model × n_experts`` matrix. For each token
+the router scores every expert, keeps the ``top_k`` highest scores, turns just
+those into weights with a softmax (the Mixtral recipe), and returns the
+weighted sum of the chosen experts' outputs::
+
+    logits = x @ W_router                      # (n_experts,) per token
+    chosen = the top_k experts by logit
+    weights = softmax(logits[chosen])          # sums to 1 over the chosen experts
+    y = sum_j weights[j] * FFN_chosen[j](x)
+
+Nothing in this recipe looks at another token, which is why it can be applied
+to the position-wise FFN at all. Each expert here is the book's classic
+:func:`~ffnbook.feedforward.ffn`; real models use gated experts (Mixtral and
+DeepSeek-V3 use SwiGLU), which changes the expert, not the routing.
+
+Training-time parts of real MoE layers (noise in the router, load-balancing
+losses, expert capacity limits and dropped tokens) are left out.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ._checks import as_float_array, require_finite, require_positive_int
+from .feedforward import check_input, check_params, ffn, init_ffn_params
+from .parameters import ffn_param_count
+from .plotting import PALETTE, BookFigure, new_figure, styled
+
+
+class MoEParams(NamedTuple):
+    """A router matrix and the experts' weights."""
+
+    W_router: np.ndarray  #: ``(d_model, n_experts)``, no bias (as in Mixtral)
+    experts: tuple  #: one :class:`~ffnbook.feedforward.FFNParams` per expert
+
+    @property
+    def n_experts(self) -> int:
+        return len(self.experts)
+
+    @property
+    def d_model(self) -> int:
+        return int(self.W_router.shape[0])
+
+    @property
+    def d_ff(self) -> int:
+        return int(self.experts[0].W1.shape[1])
+
+
+class Routing(NamedTuple):
+    """Which experts each token was sent to, and with what weights."""
+
+    experts: np.ndarray  #: integer array ``(..., top_k)``, highest router logit first
+    weights: np.ndarray  #: float array ``(..., top_k)``, each row sums to 1
+    logits: np.ndarray  #: the router's scores for all experts, ``(..., n_experts)``
+
+
+def init_moe_params(
+    d_model: int, d_ff: int, n_experts: int, *, seed: int = 0, dtype=np.float64
+) -> MoEParams:
+    """Random router and expert weights, reproducible from ``seed``.
+
+    Each expert is drawn by :func:`~ffnbook.feedforward.init_ffn_params` with
+    its own seed, so experts differ; the router uses ``nn.Linear``'s default
+    scale, ``±1/sqrt(d_model)``.
+
+    >>> p = init_moe_params(8, 32, 4, seed=0)
+    >>> p.W_router.shape, p.n_experts, p.experts[0].W1.shape
+    ((8, 4), 4, (8, 32))
+    """
+    d_model = require_positive_int(d_model, "d_model")
+    d_ff = require_positive_int(d_ff, "d_ff")
+    n_experts = require_positive_int(n_experts, "n_experts")
+    rng = np.random.default_rng(seed)
+    bound = 1.0 / np.sqrt(d_model)
+    W_router = rng.uniform(-bound, bound, size=(d_model, n_experts)).astype(dtype)
+    expert_seeds = rng.integers(0, 2**31, size=n_experts)
+    experts = tuple(init_ffn_params(d_model, d_ff, seed=int(s), dtype=dtype) for s in expert_seeds)
+    return MoEParams(W_router, experts)
+
+
+def check_moe_params(params) -> MoEParams:
+    """Validate a router and its experts against each other; return them as :class:`MoEParams`."""
+    if not isinstance(params, tuple) or len(params) != 2:
+        raise TypeError(f"params must be MoEParams(W_router, experts), got {type(params).__name__}")
+    W_router, experts = params
+    W_router = as_float_array(W_router, "W_router")
+    if W_router.ndim != 2:
+        raise ValueError(f"W_router must be 2-D (d_model, n_experts), got shape {W_router.shape}")
+    require_finite(W_router, "W_router")
+    d_model, n_experts = W_router.shape
+    experts = tuple(experts)
+    if len(experts) != n_experts:
+        raise ValueError(f"W_router has {n_experts} columns but {len(experts)} experts were given")
+    checked = []
+    for i, e in enumerate(experts):
+        e = check_params(*e)
+        if e.d_model != d_model:
+            raise ValueError(f"expert {i} has d_model={e.d_model}, but W_router has {d_model} rows")
+        if e.dtype != W_router.dtype:
+            raise TypeError(f"expert {i} has dtype {e.dtype} but W_router is {W_router.dtype}")
+        checked.append(e)
+    return MoEParams(W_router, tuple(checked))
+
+
+def _check_top_k(top_k, n_experts: int) -> int:
+    top_k = require_positive_int(top_k, "top_k")
+    if top_k > n_experts:
+        raise ValueError(f"top_k must be at most n_experts={n_experts}, got {top_k}")
+    return top_k
+
+
+def route(x, W_router, top_k: int) -> Routing:
+    """Pick each token's ``top_k`` experts and their softmax weights.
+
+    ``x`` has shape ``(..., d_model)``; the result's arrays have the same
+    leading shape. Ties between equal logits go to the lower expert index.
+
+    >>> W = np.array([[1.0, 0.0, -1.0]])  # one input feature, three experts
+    >>> r = route(np.array([[2.0], [-2.0]]), W, top_k=2)
+    >>> r.experts.tolist()
+    [[0, 1], [2, 1]]
+    >>> np.round(r.weights, 3).tolist()
+    [[0.881, 0.119], [0.881, 0.119]]
+    """
+    W_router = as_float_array(W_router, "W_router")
+    if W_router.ndim != 2:
+        raise ValueError(f"W_router must be 2-D (d_model, n_experts), got shape {W_router.shape}")
+    top_k = _check_top_k(top_k, W_router.shape[1])
+    x = check_input(x, W_router.shape[0], W_router.dtype)
+    logits = x @ W_router
+    # A stable sort of the negated logits: highest first, ties to the lower index.
+    chosen = np.argsort(-logits, axis=-1, kind="stable")[..., :top_k]
+    picked = np.take_along_axis(logits, chosen, axis=-1)
+    weights = np.exp(picked - picked.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return Routing(chosen, weights, logits)
+
+
+def moe_layer(x, params: MoEParams, top_k: int = 2, activation: str = "relu") -> tuple[np.ndarray, Routing]:
+    """Apply a top-``k`` mixture-of-experts FFN to the last axis of ``x``.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Tokens, shape ``(..., d_model)``, float32 or float64.
+    params : MoEParams
+        The router and the experts.
+    top_k : int
+        Experts per token, between 1 and ``n_experts``.
+    activation : str
+        The experts' activation, a name accepted by :func:`~ffnbook.feedforward.ffn`.
+
+    Returns
+    -------
+    y : numpy.ndarray
+        The layer's output, same shape as ``x``.
+    routing : Routing
+        Expert indices and weights per token.
+
+    Each expert runs only on the tokens routed to it, as a sparse layer does:
+    the work per token is ``top_k`` experts, not ``n_experts``.
+
+    >>> p = init_moe_params(8, 32, 4, seed=0)
+    >>> y, r = moe_layer(np.ones((2, 5, 8)), p, top_k=2)
+    >>> y.shape, r.experts.shape
+    ((2, 5, 8), (2, 5, 2))
+    """
+    params = check_moe_params(params)
+    routing = route(x, params.W_router, top_k)
+    x = np.asarray(x)
+    flat_x = x.reshape(-1, params.d_model)
+    flat_experts = routing.experts.reshape(flat_x.shape[0], -1)
+    flat_weights = routing.weights.reshape(flat_x.shape[0], -1)
+    out = np.zeros_like(flat_x)
+    for e, expert in enumerate(params.experts):
+        tokens, slot = np.nonzero(flat_experts == e)  # which tokens chose e, and in which slot
+        if tokens.size:
+            out[tokens] += flat_weights[tokens, slot, None] * ffn(flat_x[tokens], *expert, activation=activation)
+    return out.reshape(x.shape), routing
+
+
+def moe_as_layer(params: MoEParams, top_k: int = 2, activation: str = "relu"):
+    """The MoE layer with fixed weights as a one-argument layer (output only).
+
+    Fits the experiments of :mod:`ffnbook.position_independence`.
+    """
+    params = check_moe_params(params)
+    return lambda x: moe_layer(x, params, top_k, activation)[0]
+
+
+def expert_load(routing: Routing, n_experts: int) -> list[int]:
+    """How many token-slots each expert received: a list of ``n_experts`` ints.
+
+    With top-``k`` routing each token fills ``k`` slots, so the counts add up
+    to ``n_tokens · k``.
+
+    >>> r = route(np.array([[2.0], [-2.0], [3.0]]), np.array([[1.0, 0.0, -1.0]]), top_k=1)
+    >>> expert_load(r, 3)
+    [2, 0, 1]
+    """
+    n_experts = require_positive_int(n_experts, "n_experts")
+    if not isinstance(routing, Routing):
+        raise TypeError(f"routing must be a Routing from moe_layer or route, got {type(routing).__name__}")
+    experts = np.asarray(routing.experts)
+    if experts.size and (experts.min() < 0 or experts.max() >= n_experts):
+        raise ValueError(f"routing names experts up to {int(experts.max())}, but n_experts={n_experts}")
+    return [int(c) for c in np.bincount(experts.ravel(), minlength=n_experts)]
+
+
+class RoutingChange(NamedTuple):
+    """How routing moved when one token of the input was replaced."""
+
+    changed_token_rerouted: bool  #: whether the edited token's experts changed
+    other_tokens_rerouted: int  #: how many *other* tokens changed experts
+    other_weights_moved: float  #: largest change of any other token's routing weights
+
+
+def routing_change_one_token(params: MoEParams, x, position: int, top_k: int = 2, *, seed: int = 1) -> RoutingChange:
+    """Replace the token at ``position`` (axis -2 of ``x``) and compare the routing before and after.
+
+    The new token is a fresh random vector from ``seed``, scaled like ``x``.
+    """
+    params = check_moe_params(params)
+    x = check_input(x, params.d_model, params.W_router.dtype)
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., seq_len, d_model), got {x.shape}")
+    seq_len = x.shape[-2]
+    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < seq_len:
+        raise ValueError(f"position must be an integer in [0, {seq_len}), got {position!r}")
+    edited = x.copy()
+    rng = np.random.default_rng(seed)
+    edited[..., position, :] = rng.standard_normal(x[..., position, :].shape) * x.std()
+    before = route(x, params.W_router, top_k)
+    after = route(edited, params.W_router, top_k)
+    same = np.all(before.experts == after.experts, axis=-1)  # (..., seq_len)
+    others = np.delete(same, position, axis=-1)
+    weight_moves = np.delete(np.abs(before.weights - after.weights).max(axis=-1), position, axis=-1)
+    return RoutingChange(
+        changed_token_rerouted=bool(not same[..., position].all()),
+        other_tokens_rerouted=int(others.size - np.count_nonzero(others)),
+        other_weights_moved=float(weight_moves.max()) if weight_moves.size else 0.0,
+    )
+
+
+def moe_param_counts(d_model: int, d_ff: int, n_experts: int, top_k: int, *, bias: bool = True) -> dict:
+    """Stored and active parameters of one MoE layer with classic FFN experts.
+
+    ``stored`` counts the router (``d_model · n_experts``) and every expert;
+    ``active`` counts what one token uses: the router and ``top_k`` experts.
+
+    >>> c = moe_param_counts(512, 2048, 8, 2)
+    >>> c["stored"] == 512 * 8 + 8 * ffn_param_count(512, 2048)
+    True
+    >>> round(c["active_fraction"], 3)
+    0.25
+    """
+    d_model = require_positive_int(d_model, "d_model")
+    d_ff = require_positive_int(d_ff, "d_ff")
+    n_experts = require_positive_int(n_experts, "n_experts")
+    top_k = _check_top_k(top_k, n_experts)
+    router = d_model * n_experts
+    expert = ffn_param_count(d_model, d_ff, bias=bias)
+    stored = router + n_experts * expert
+    active = router + top_k * expert
+    return {"router": router, "expert": expert, "stored": stored, "active": active,
+            "active_fraction": active / stored}
+
+
+def count_stored_parameters(params: MoEParams) -> int:
+    """The number of scalars actually held in ``params`` (router plus all experts' arrays)."""
+    params = check_moe_params(params)
+    return int(params.W_router.size + sum(a.size for e in params.experts for a in e))
+
+
+@styled
+def expert_load_figure(load, top_k: int) -> BookFigure:
+    """Bar chart of token-slots per expert, with the perfectly balanced load as a line."""
+    load = [int(c) for c in load]
+    if not load or min(load) < 0:
+        raise ValueError(f"load must be a non-empty list of non-negative counts, got {load}")
+    top_k = require_positive_int(top_k, "top_k")
+    n_experts = len(load)
+    balanced = sum(load) / n_experts
+    fig = new_figure(6.5, 3.6)
+    ax = fig.add_subplot()
+    ax.bar(range(n_experts), load, color=PALETTE[0], width=0.7, label="token-slots received")
+    ax.axhline(balanced, color=PALETTE[1], linestyle="--", label=f"balanced load ({balanced:g})")
+    ax.set_xticks(range(n_experts), [str(i) for i in range(n_experts)])
+    ax.set_xlabel("expert")
+    ax.set_ylabel(f"tokens routed (top-{top_k} slots)")
+    ax.set_title(f"Expert load for {sum(load) // top_k} tokens, top-{top_k} of {n_experts} experts")
+    ax.grid(axis="x", visible=False)
+    ax.set_ylim(0, max(max(load), balanced) * 1.3)  # headroom for the legend
+    ax.legend(loc="upper center", ncol=2, fontsize=9)
+    return BookFigure(
+        fig,
+        f"Tokens per expert under top-{top_k} routing of random tokens to {n_experts} untrained "
+        "experts; the counts are uneven around the balanced load.",
+    )
+
+
+def reported_sizes(model) -> tuple[float, float]:
+    """A mixture-of-experts model's reported total and active size, in billions.
+
+    Parsed from the ``total_params_reported`` cell of the fact sheet, which
+    reads like ``"47B total; 13B active"``; a cell in another form raises, so
+    a changed sheet fails loudly instead of showing a wrong number.
+
+    >>> from ffnbook.models import get_model
+    >>> reported_sizes(get_model("Mixtral 8x7B"))
+    (47.0, 13.0)
+    """
+    import re
+
+    cell = getattr(model, "total_params_reported", None)
+    if cell is None:
+        raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    match = re.match(r"\s*(\d+(?:\.\d+)?)B total; (\d+(?:\.\d+)?)B active", cell)
+    if not match:
+        raise ValueError(f"{model.name}: expected 'NB total; MB active' in total_params_reported, got {cell!r}")
+    return float(match.group(1)), float(match.group(2))

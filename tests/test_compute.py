@@ -1,0 +1,227 @@
+"""FLOP formulas against explicit multiply-add counts and torch's FLOP counter; crossovers; timing."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ffnbook import compute, models
+from ffnbook.plotting import BookFigure
+
+torch = pytest.importorskip("torch")
+
+
+def matmul_flops(*shapes) -> int:
+    """2·m·k·n for each product of an (m, k) by a (k, n) matrix: one multiply-add = 2 FLOPs."""
+    return sum(2 * m * k * n for m, k, n in shapes)
+
+
+# --- formulas against explicit shapes -------------------------------------------------------
+
+
+@pytest.mark.parametrize("d_model, d_ff", [(512, 2048), (768, 3072), (7, 13)])
+def test_ffn_flops_count_one_row_through_each_matrix(d_model, d_ff):
+    classic = matmul_flops((1, d_model, d_ff), (1, d_ff, d_model))
+    gated = matmul_flops((1, d_model, d_ff), (1, d_model, d_ff), (1, d_ff, d_model))
+    assert compute.ffn_flops_per_token(d_model, d_ff) == classic
+    assert compute.ffn_flops_per_token(d_model, d_ff, gated=True) == gated
+    assert compute.ffn_flops_per_token(d_model, d_ff, gated=True, n_active=3) == 3 * gated
+
+
+@pytest.mark.parametrize("d_model, n_heads, n_kv_heads", [(768, 12, 12), (4096, 32, 8), (64, 8, 1)])
+def test_projection_flops_count_the_four_projections(d_model, n_heads, n_kv_heads):
+    d_head = d_model // n_heads
+    expected = matmul_flops(
+        (1, d_model, n_heads * d_head),  # Q
+        (1, d_model, n_kv_heads * d_head),  # K
+        (1, d_model, n_kv_heads * d_head),  # V
+        (1, n_heads * d_head, d_model),  # O
+    )
+    assert compute.attention_projection_flops_per_token(d_model, n_heads, n_kv_heads) == expected
+
+
+@pytest.mark.parametrize("n_ctx, n_heads, d_head, d_head_v", [(1024, 12, 64, 64), (10, 128, 192, 128), (1, 1, 1, 1)])
+def test_score_flops_count_qk_and_av_for_every_head(n_ctx, n_heads, d_head, d_head_v):
+    # One query row against n_ctx keys, then the (1, n_ctx) weights times (n_ctx, d_head_v) values, per head.
+    per_head = matmul_flops((1, d_head, n_ctx), (1, n_ctx, d_head_v))
+    got = compute.attention_score_flops_per_token(n_ctx, n_heads, d_head=d_head, d_head_v=d_head_v)
+    assert got == n_heads * per_head
+
+
+def test_score_flops_are_4_n_d_attn_for_equal_head_widths():
+    assert compute.attention_score_flops_per_token(300, 16, d_model=1024) == 4 * 300 * 1024
+
+
+# --- formulas against torch's FLOP counter --------------------------------------------------
+
+
+@pytest.mark.parametrize("gated, n_kv_heads", [(False, None), (True, 2)])
+def test_counted_flops_equal_formulas(gated, n_kv_heads):
+    d_model, d_ff, n_heads, n_ctx = 64, 160, 8, 40
+    counted = compute.counted_flops_per_token(d_model, d_ff, n_heads, n_ctx, gated=gated, n_kv_heads=n_kv_heads)
+    assert counted.ffn == compute.ffn_flops_per_token(d_model, d_ff, gated=gated)
+    assert counted.projections == compute.attention_projection_flops_per_token(d_model, n_heads, n_kv_heads)
+    assert counted.scores == compute.attention_score_flops_per_token(n_ctx, n_heads, d_model=d_model)
+
+
+def test_torch_sdpa_counts_the_same_score_flops():
+    # torch's own fused attention, counted independently of ffnbook's code.
+    from torch.utils.flop_counter import FlopCounterMode
+
+    n_heads, n_ctx, d_head = 4, 24, 16
+    # On "meta" tensors sdpa runs its reference decomposition, whose matmuls the counter sees
+    # (the fused CPU kernel is not registered with the counter).
+    q = k = v = torch.empty(1, n_heads, n_ctx, d_head, device="meta")
+    counter = FlopCounterMode(display=False)
+    with counter:
+        torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    per_token = counter.get_total_flops() // n_ctx
+    assert per_token == compute.attention_score_flops_per_token(n_ctx, n_heads, d_head=d_head)
+
+
+def test_torch_counts_a_real_linear_ffn():
+    from torch.utils.flop_counter import FlopCounterMode
+
+    ffn = torch.nn.Sequential(torch.nn.Linear(32, 96), torch.nn.GELU(), torch.nn.Linear(96, 32))
+    counter = FlopCounterMode(display=False)
+    with counter, torch.no_grad():
+        ffn(torch.zeros(5, 32))
+    assert counter.get_total_flops() == 5 * compute.ffn_flops_per_token(32, 96)
+
+
+# --- crossover ------------------------------------------------------------------------------
+
+
+def test_crossover_is_d_ff_for_a_classic_ffn_with_full_width_heads():
+    assert compute.crossover_length(compute.ffn_flops_per_token(512, 2048), 8, 64) == 2048
+    # gated: 3/2 · d_ff; MoE: times the active experts
+    assert compute.crossover_length(compute.ffn_flops_per_token(512, 2048, gated=True), 8, 64) == 3072
+    assert compute.crossover_length(compute.ffn_flops_per_token(512, 2048, gated=True, n_active=2), 8, 64) == 6144
+
+
+# The derived examples of references.md (item 9, marked C): n* = d_ff · (1 or 3/2) · active experts.
+REFERENCE_CROSSOVERS = {
+    "GPT-2 small": 3072,
+    "GPT-3 175B": 49152,
+    "LLaMA-1 7B": 16500,
+    "Llama-2 70B": 43000,
+    "Mixtral 8x7B": 43000,
+}
+
+
+@pytest.mark.parametrize("name, approx", REFERENCE_CROSSOVERS.items())
+def test_model_crossovers_reproduce_the_reference_examples(name, approx):
+    model = models.get_model(name)
+    row = compute.model_crossover(model)
+    factor = 1.5 if model.gated else 1.0
+    active = max(model.experts_per_token, 1)
+    assert row["crossover"] == pytest.approx(model.d_ff * factor * active, rel=1e-12)
+    assert row["crossover"] == pytest.approx(approx, rel=0.01)
+
+
+def test_deepseek_crossover_uses_latent_attention_head_widths():
+    row = compute.model_crossover(models.get_model("DeepSeek-V3"))
+    # 8 routed + 1 shared SwiGLU experts of width 2048; 128 heads scoring in 192 dims, 128-d values.
+    ffn = 2 * 3 * 7168 * 2048 * 9
+    assert row["n_active"] == 9
+    assert row["crossover"] == pytest.approx(ffn / (2 * 128 * (192 + 128)))
+
+
+def test_palm_is_flagged_not_guessed():
+    row = compute.model_crossover(models.get_model("PaLM 540B"))
+    assert row["crossover"] is None and row["note"]
+
+
+def test_every_other_model_has_a_crossover():
+    rows = compute.crossover_rows()
+    assert len(rows) == len(models.load_models())
+    assert all(r["crossover"] > 0 for r in rows if r["model"] not in compute.UNCONFIRMED_HEAD_SIZE)
+
+
+def test_kaplan_context_term_is_half_ours():
+    d_attn, n_ctx = 768, 1000
+    kaplan_context = compute.kaplan_forward_flops_per_token(1, 1, n_ctx, d_attn) - 2
+    ours = compute.attention_score_flops_per_token(n_ctx, 12, d_model=d_attn)
+    assert 2 * kaplan_context == ours
+
+
+def test_crossover_table_shows_dashes_for_missing_values():
+    text = compute.crossover_table()._repr_markdown_()
+    palm_line = next(line for line in text.splitlines() if line.startswith("| PaLM"))
+    assert "–" in palm_line
+
+
+# --- timing (values are never compared with each other beyond a gross sanity check) ---------
+
+
+def test_timing_returns_plain_positive_floats_and_restores_threads():
+    threads = torch.get_num_threads()
+    result = compute.time_ffn_vs_attention((64, 1024), d_model=64, d_ff=256, n_heads=2, repeats=1)
+    assert torch.get_num_threads() == threads
+    assert result.seq_lens == [64, 1024]
+    for values in (result.ffn_seconds, result.attention_seconds):
+        assert len(values) == 2
+        assert all(type(v) is float and v > 0 for v in values)
+    # 16× and 256× more work: the longer sequence is slower, however noisy the machine.
+    assert result.ffn_seconds[1] > result.ffn_seconds[0]
+    assert result.attention_seconds[1] > result.attention_seconds[0]
+
+
+def synthetic(d_ff=64):
+    seq = [16, 32, 64, 128, 256]
+    return compute.TimingResult(seq, [n * 1e-3 for n in seq], [n * n * 1e-3 / d_ff for n in seq], 32, d_ff, 1)
+
+
+def test_measured_crossover_interpolates_in_log_space():
+    assert compute.measured_crossover(synthetic(64)) == pytest.approx(64)
+    assert compute.measured_crossover(synthetic(100)) == pytest.approx(100)
+    assert compute.measured_crossover(synthetic(10_000)) is None
+    assert compute.measured_crossover(synthetic(1)) == 16
+
+
+def test_growth_exponents_of_exact_power_laws():
+    ffn, attn = compute.growth_exponents(synthetic(), min_len=16)
+    assert (ffn, attn) == (pytest.approx(1.0), pytest.approx(2.0))
+
+
+def test_flop_model_seconds_cross_at_d_ff():
+    t = synthetic(64)
+    ffn, attn = compute.flop_model_seconds(t)
+    # The scale is fitted on the FFN; the model's two curves meet where FLOPs do, n = d_ff.
+    i = t.seq_lens.index(64)
+    assert ffn[i] == pytest.approx(attn[i])
+
+
+def test_timing_figure_is_a_book_figure():
+    fig = compute.timing_figure(synthetic())
+    assert isinstance(fig, BookFigure)
+    assert "<svg" in fig.to_svg()
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: compute.ffn_flops_per_token(0, 10), ValueError, "d_model must be a positive integer, got 0"),
+        (lambda: compute.ffn_flops_per_token(8, 2.5), TypeError, "d_ff must be a positive integer"),
+        (lambda: compute.ffn_flops_per_token(8, 8, n_active=0), ValueError, "n_active"),
+        (lambda: compute.attention_projection_flops_per_token(100, 3), ValueError, "divisible by n_heads=3"),
+        (lambda: compute.attention_projection_flops_per_token(64, 8, 3), ValueError, "n_kv_heads=3"),
+        (lambda: compute.attention_score_flops_per_token(10, 4), TypeError, "give d_model or d_head"),
+        (lambda: compute.crossover_length(-1, 4, 8), ValueError, "ffn_flops must be a positive"),
+        (lambda: compute.time_ffn_vs_attention((128, 64)), ValueError, "increasing"),
+        (lambda: compute.model_crossover("GPT-2"), TypeError, "ModelConfig"),
+        (lambda: compute.timing_figure([1, 2]), TypeError, "TimingResult"),
+    ],
+)
+def test_bad_input_is_named(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_crossover_length_is_a_float():
+    assert isinstance(compute.crossover_length(1000, 1, 5), float)
+    assert math.isclose(compute.crossover_length(1000, 1, 5), 1000 / (4 * 5))
