@@ -102,12 +102,19 @@ class TokenChangeResult(NamedTuple):
     other_positions: float  #: largest output change at any other position
 
 
-def change_one_token(layer: Layer, x, position: int, *, seed: int = 1) -> TokenChangeResult:
-    """Replace the token at ``position`` with a fresh random vector and measure the output change.
+def movement_by_position(layer: Layer, x, position: int, *, seed: int = 1) -> list[float]:
+    """Replace the token at ``position`` and report how far the output moved at *every* position.
 
-    A position-wise layer's output moves only at ``position``; the result
-    reports that movement too, so a reader sees the test was able to detect
-    a change.
+    ``x`` has shape ``(..., seq_len, d_model)``. The token at ``position`` is
+    replaced by a fresh standard-normal vector (reproducible from ``seed``);
+    entry ``i`` of the result is the largest absolute change of the output at
+    position ``i`` (over the batch and the features). For a position-wise layer
+    every entry except ``position`` is zero.
+
+    >>> from ffnbook import init_ffn_params, ffn_layer
+    >>> moved = movement_by_position(ffn_layer(init_ffn_params(4, 8)), random_tokens((3, 4)), 0)
+    >>> moved[0] > 0, moved[1:]
+    (True, [0.0, 0.0])
     """
     x = _check_sequence(x)
     seq_len = x.shape[-2]
@@ -115,9 +122,18 @@ def change_one_token(layer: Layer, x, position: int, *, seed: int = 1) -> TokenC
         raise ValueError(f"position must be an integer in [0, {seq_len}), got {position!r}")
     edited = x.copy()
     edited[..., position, :] = random_tokens(x[..., position, :].shape, seed=seed, dtype=x.dtype)
-    moved = np.abs(layer(edited) - layer(x)).max(axis=-1)  # (..., seq_len)
-    others = np.delete(moved, position, axis=-1)
-    return TokenChangeResult(
-        changed_position=float(moved[..., position].max()),
-        other_positions=float(others.max()) if others.size else 0.0,
-    )
+    change = np.abs(layer(edited) - layer(x))  # (..., seq_len, d_model)
+    per_position = np.moveaxis(change, -2, 0).reshape(seq_len, -1).max(axis=1)
+    return [float(v) for v in per_position]
+
+
+def change_one_token(layer: Layer, x, position: int, *, seed: int = 1) -> TokenChangeResult:
+    """Replace the token at ``position`` with a fresh random vector and measure the output change.
+
+    A position-wise layer's output moves only at ``position``; the result
+    reports that movement too, so a reader sees the test was able to detect
+    a change. :func:`movement_by_position` gives the movement at every position.
+    """
+    moved = movement_by_position(layer, x, position, seed=seed)
+    others = moved[:position] + moved[position + 1 :]
+    return TokenChangeResult(changed_position=moved[position], other_positions=max(others, default=0.0))
