@@ -1,7 +1,7 @@
 """The chapter's glossary: one list of terms, each with a definition and a level.
 
 The definitions live in ``ffnbook/data/glossary.yml``. The glossary page is
-rendered from them by :mod:`ffnbook.sphinxext.glossary`, so the page and any
+rendered from them by ``ffnbook.sphinxext.glossary``, so the page and any
 other view of a term (such as a tooltip) read the same words.
 
 A term's *level* says how expert a reader must be before the term no longer

@@ -1,42 +1,54 @@
-"""The ``ffnbook-glossary`` directive: Sphinx's glossary, filled from ffnbook/data/glossary.yml.
+"""The ``ffnbook-glossary`` directive: the glossary page, built from ffnbook/data/glossary.yml.
 
-Each entry becomes a normal Sphinx glossary term, so ``{term}`` references
-work across the book; the level is shown as the term's classifier. Aliases
-are extra term lines of the same entry, and "see" targets become links.
+Each entry becomes a Sphinx glossary term (so ``{term}`` references work,
+aliases included) with its level shown as a small label; the definition is
+parsed as MyST, so inline math renders.
 """
 
 from __future__ import annotations
 
+from docutils import nodes
 from docutils.statemachine import StringList
+from sphinx import addnodes
 from sphinx.application import Sphinx
-from sphinx.domains.std import Glossary
+from sphinx.domains.std import make_glossary_term
+from sphinx.util.docutils import SphinxDirective
 
 from ffnbook.glossary import load_glossary
 
 SOURCE = "ffnbook/data/glossary.yml"
 
 
-class DataGlossary(Glossary):
-    """A glossary whose entries come from the data file, sorted alphabetically."""
+class DataGlossary(SphinxDirective):
+    """Render every glossary entry, alphabetically, as a definition list."""
 
     has_content = False
-    option_spec = {}
 
-    def run(self):
-        lines = []
-        for term in load_glossary():
-            if lines:
-                lines.append("")
-            lines.append(f"{term.term} : {term.level}")
-            lines.extend(term.aliases)
-            definition = term.definition
+    def run(self) -> list[nodes.Node]:
+        glossary = addnodes.glossary()
+        glossary["sorted"] = False  # sorted here, with aliases kept beside their term
+        items = nodes.definition_list(classes=["glossary", "ffn-glossary"])
+        glossary += items
+        std = self.env.domains.standard_domain
+        for term in sorted(load_glossary(), key=lambda t: t.term.casefold()):
+            item = nodes.definition_list_item(classes=[f"ffn-level-{term.level}"])
+            dt = make_glossary_term(self.env, [nodes.Text(term.term)], None, SOURCE, 0, None,
+                                    self.state.document)
+            node_id = dt["ids"][0]
+            for alias in term.aliases:
+                std._note_term(alias, node_id, location=dt)
+            dt += nodes.inline(term.level, term.level, classes=["ffn-level", f"ffn-level-{term.level}"])
+            item += dt
+            text = term.definition
+            if term.aliases:
+                text = "*Also:* " + ", ".join(term.aliases) + ". " + text
             if term.see:
-                links = ", ".join(f"{{term}}`{target}`" for target in term.see)
-                definition += f" See also: {links}."
-            lines.append("   " + definition)
-        self.content = StringList(lines, source=SOURCE)
-        self.options["sorted"] = True
-        return super().run()
+                text += " *See also:* " + ", ".join(f"{{term}}`{t}`" for t in term.see) + "."
+            definition = nodes.definition()
+            self.state.nested_parse(StringList([text], source=SOURCE), 0, definition)
+            item += definition
+            items += item
+        return [glossary]
 
 
 def setup(app: Sphinx) -> dict:
