@@ -20,6 +20,7 @@ extensions = [
     "sphinx.ext.napoleon",  # NumPy-style docstring sections
     "ffnbook.sphinxext.mathml",  # math rendered to MathML at build time: no CDN, no script
     "ffnbook.sphinxext.glossary",  # the glossary page, rendered from ffnbook/data/glossary.yml
+    "ffnbook.sphinxext.readertools",  # term tooltips by expertise level, self-checks, downloads
     "ffnbook.sphinxext.execution",  # cache keyed on ffnbook + requirements: fast and never stale
 ]
 
@@ -57,6 +58,8 @@ autodoc_typehints = "none"  # signatures stay readable; types are described in t
 autodoc_member_order = "bysource"
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
+napoleon_use_param = False  # parameter lists as prose: their "types" are descriptions, not classes
+napoleon_use_rtype = False
 # Offline build: no intersphinx, so references to other projects' classes in
 # signatures and docstrings cannot resolve. Ignore exactly those packages.
 nitpick_ignore_regex = [("py:class", r"(numpy|np|torch|nn|matplotlib)\..*")]
@@ -65,9 +68,22 @@ nitpick_ignore_regex = [("py:class", r"(numpy|np|torch|nn|matplotlib)\..*")]
 html_math_renderer = "mathml"
 html_theme = "sphinx_book_theme"
 html_title = "The Transformer Feed-Forward Network"
+# The one setting the launch buttons (Binder, Colab) and repository links derive from.
+REPOSITORY_URL = "https://github.com/ffnbook/ffnbook"
 html_theme_options = {
     "show_toc_level": 2,
     "use_download_button": True,
+    "repository_url": REPOSITORY_URL,
+    "repository_branch": "main",
+    "path_to_docs": "docs",
+    "launch_buttons": {
+        "binderhub_url": "https://mybinder.org",
+        "colab_url": "https://colab.research.google.com",
+        "notebook_interface": "jupyterlab",
+    },
 }
+html_context = {"default_mode": "auto"}  # follow the reader's light/dark preference
+html_favicon = "ffnbook/sphinxext/static/favicon.svg"
+html_sourcelink_suffix = ""  # sources download as page.md, not page.md.txt
 html_last_updated_fmt = None  # no build date in pages: two builds of one source match
 exclude_patterns = ["_build", "jupyter_execute", ".ipynb_checkpoints", "**/.ipynb_checkpoints"]

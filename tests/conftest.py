@@ -20,8 +20,18 @@ def tokens() -> np.ndarray:
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
-    """The whole book, built once per test session with `make html` into a temporary folder."""
+    """The whole book, built once per test session with `make html` into a temporary folder.
+
+    Set FFNBOOK_SITE to an already built ``html`` folder to test it instead
+    (quicker while writing tests; CI always builds).
+    """
+    import os
+    from pathlib import Path
+
     from sitecheck import DOCS, make_html
+
+    if os.environ.get("FFNBOOK_SITE"):
+        return Path(os.environ["FFNBOOK_SITE"])
 
     build = tmp_path_factory.mktemp("site")
     result = make_html(DOCS, build)

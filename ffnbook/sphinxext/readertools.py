@@ -1,0 +1,228 @@
+"""Reader tools: glossary tooltips by expertise level, a references switch, self-checks.
+
+* ``{gls}`text``` or ``{gls}`text <glossary term>``` marks a term in prose. It
+  renders as a link to the term's glossary entry followed by a hidden
+  ``role="tooltip"`` element holding the definition (parsed as MyST, so math
+  renders). With JavaScript off the term is just that link. With it,
+  ``readertools.js`` shows the tooltip on hover and on keyboard focus (Escape
+  closes it) for the terms the chosen expertise level explains, and points
+  the link's ``aria-describedby`` at it; other terms read as plain text.
+* The ``self-check`` directive turns a small YAML block into a multiple-choice
+  question whose every option carries an explanation, shown after answering.
+* Every page gets a "Reading tools" bar: the expertise level, the
+  clickable-references switch, and download links for the page as ``.ipynb``
+  and ``.md``.
+
+Ids are numbered per page in reading order, so two builds give the same HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+from pathlib import Path
+
+import yaml
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.application import Sphinx
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective, SphinxRole
+
+from ffnbook.glossary import load_glossary
+
+logger = logging.getLogger(__name__)
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+class html_element(nodes.TextElement):  # noqa: N801 - docutils node naming
+    """A node written as ``<tag attrs>children</tag>`` in HTML and dropped elsewhere.
+
+    A TextElement, so that links inside it are treated as inline references.
+    """
+
+
+def visit_html_element(self, node: html_element) -> None:
+    attrs = "".join(
+        f' {name}' if value is True else f' {name}="{html.escape(str(value), quote=True)}"'
+        for name, value in node["attrs"].items()
+        if value is not None and value is not False
+    )
+    self.body.append(f"<{node['tag']}{attrs}>")
+
+
+def depart_html_element(self, node: html_element) -> None:
+    if node["tag"] not in ("input",):
+        self.body.append(f"</{node['tag']}>")
+
+
+def skip_node(self, node) -> None:
+    raise nodes.SkipNode
+
+
+def element(tag: str, *children: nodes.Node, **attrs) -> html_element:
+    node = html_element("", "", *children)
+    node["tag"] = tag
+    node["attrs"] = {name.rstrip("_").replace("_", "-"): value for name, value in attrs.items()}
+    return node
+
+
+def _glossary_index() -> dict:
+    index = {}
+    for term in load_glossary():
+        for name in (term.term, *term.aliases):
+            index[name.casefold()] = term
+    return index
+
+
+class GlossaryTermRole(SphinxRole):
+    """``{gls}`text``` / ``{gls}`text <term>```: a glossary term with a tooltip."""
+
+    def run(self):
+        match = re.fullmatch(r"(?s)(.*?)\s*<([^<>]+)>", self.text)
+        shown, target = (match.group(1), match.group(2)) if match else (self.text, self.text)
+        term = _glossary_index().get(" ".join(target.split()).casefold())
+        if term is None:
+            msg = self.inliner.reporter.warning(
+                f"{target!r} is not in the glossary (ffnbook/data/glossary.yml)", line=self.lineno
+            )
+            return [nodes.inline(shown, shown)], [msg]
+        tip_id = f"ffn-tip-{self.env.new_serialno('ffn-tip')}"
+        xref = addnodes.pending_xref(
+            "", nodes.inline(shown, shown, classes=["xref", "std", "std-term"]),
+            refdomain="std", reftype="term", reftarget=term.term.lower(),
+            refexplicit=True, refwarn=True, refdoc=self.env.docname,
+        )
+        definition, messages = self.inliner.parse(term.definition, self.lineno, None, self.inliner.parent)
+        tooltip = element(
+            "span",
+            element("strong", nodes.Text(term.term)), nodes.Text(": "), *definition,
+            class_="ffn-tip", role="tooltip", id=tip_id, hidden=True,
+        )
+        wrapper = element("span", xref, tooltip, class_=f"ffn-term ffn-level-{term.level}",
+                          data_level=term.level)
+        return [wrapper], messages
+
+
+class SelfCheckDirective(SphinxDirective):
+    """A multiple-choice question; YAML body with ``question`` and ``options``.
+
+    Each option has ``text``, ``why`` and optionally ``correct: true``
+    (exactly one option must be correct)::
+
+        ```{self-check}
+        question: What does position-wise mean?
+        options:
+          - text: The same weights at every position.
+            correct: true
+            why: One FFN serves all positions.
+          - text: Different weights per position.
+            why: That would multiply the parameters by the sequence length.
+        ```
+    """
+
+    has_content = True
+
+    def run(self):
+        where = f"{self.env.docname}:{self.lineno}"
+        try:
+            data = yaml.safe_load("\n".join(self.content))
+        except yaml.YAMLError as err:
+            raise self.error(f"self-check at {where}: invalid YAML: {err}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("question"), str):
+            raise self.error(f"self-check at {where}: needs a 'question' text")
+        options = data.get("options")
+        if not isinstance(options, list) or len(options) < 2:
+            raise self.error(f"self-check at {where}: needs at least two 'options'")
+        for i, option in enumerate(options):
+            if not isinstance(option, dict) or not option.get("text") or not option.get("why"):
+                raise self.error(f"self-check at {where}: option {i + 1} needs 'text' and 'why'")
+        n_correct = sum(bool(o.get("correct")) for o in options)
+        if n_correct != 1:
+            raise self.error(f"self-check at {where}: exactly one option must be correct, got {n_correct}")
+
+        quiz_id = f"ffn-quiz-{self.env.new_serialno('ffn-quiz')}"
+        question, messages = self.parse_inline(data["question"])
+        legend = element("legend", element("span", nodes.Text("Self-check"), class_="ffn-quiz-label"),
+                         nodes.Text(" "), *question)
+        fieldset = element("fieldset", legend)
+        for i, option in enumerate(options):
+            option_id = f"{quiz_id}-{i}"
+            text, more = self.parse_inline(option["text"])
+            messages += more
+            why = nodes.container(classes=["ffn-why"])
+            why["ids"].append(f"{option_id}-why")
+            verdict = "Right." if option.get("correct") else "Not quite."
+            why += self.parse_text_to_nodes(f"**{verdict}** {option['why']}")
+            fieldset += element(
+                "div",
+                element("input", type="radio", name=quiz_id, id=option_id, value=str(i),
+                        data_correct="true" if option.get("correct") else "false",
+                        aria_describedby=f"{option_id}-why"),
+                element("label", *text, for_=option_id),
+                why,
+                class_="ffn-option",
+            )
+        fieldset += element("button", nodes.Text("Check answer"), type="submit", class_="ffn-check")
+        fieldset += element("p", class_="ffn-result", aria_live="polite")
+        form = element("form", fieldset, class_="ffn-quiz", id=quiz_id)
+        return [form, *messages]
+
+
+def _is_notebook(app: Sphinx, pagename: str) -> bool:
+    return "kernelspec" in app.env.metadata.get(pagename, {})
+
+
+def _copy_notebook(app: Sphinx, pagename: str) -> bool:
+    """Copy the executed notebook of ``pagename`` next to its source for download."""
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    if not executed.exists():
+        return False
+    target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(executed, target)
+    return True
+
+
+def add_reading_tools(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Put the reading-tools bar (filled in by readertools.js) at the top of every page."""
+    if doctree is None or "body" not in context:
+        return
+    links = []
+    if context.get("sourcename"):
+        source = context["pathto"]("_sources/" + context["sourcename"], 1)
+        if _is_notebook(app, pagename) and _copy_notebook(app, pagename):
+            notebook = context["pathto"](f"_sources/{pagename}.ipynb", 1)
+            links.append(f'<a href="{notebook}" download>.ipynb</a>')
+        links.append(f'<a href="{source}" download>.md</a>')
+    downloads = (
+        f'<span class="ffn-downloads">Download this page: {" ".join(links)}</span>' if links else ""
+    )
+    bar = (
+        '<div class="ffn-tools" role="group" aria-label="Reading tools">'
+        '<span class="ffn-tools-controls"></span>'
+        f"{downloads}</div>"
+    )
+    context["body"] = bar + context["body"]
+
+
+def _add_static_path(app: Sphinx, config) -> None:
+    if str(STATIC) not in config.html_static_path:
+        config.html_static_path.append(str(STATIC))
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_node(
+        html_element,
+        html=(visit_html_element, depart_html_element),
+        latex=(skip_node, None), text=(skip_node, None), man=(skip_node, None),
+        texinfo=(skip_node, None),
+    )
+    app.add_role("gls", GlossaryTermRole())
+    app.add_directive("self-check", SelfCheckDirective)
+    app.connect("config-inited", _add_static_path)
+    app.connect("html-page-context", add_reading_tools)
+    app.add_css_file("ffnbook.css")
+    app.add_js_file("readertools.js", loading_method="defer")
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,168 @@
+/* ffnbook reader tools: expertise level, tooltips, references switch, self-checks.
+ * No network, no dependencies. Settings persist in localStorage. */
+(function () {
+  "use strict";
+
+  var LEVEL_KEY = "ffnbook.expertise";
+  var LINKS_KEY = "ffnbook.clickableReferences";
+  // Which glossary levels each reader level explains.
+  var EXPLAINS = {
+    beginner: { beginner: true, intermediate: true, advanced: true },
+    intermediate: { beginner: false, intermediate: true, advanced: true },
+    expert: { beginner: false, intermediate: false, advanced: true }
+  };
+
+  function stored(key, fallback) {
+    try {
+      var value = window.localStorage.getItem(key);
+      return value === null ? fallback : value;
+    } catch (e) {
+      return fallback; // storage may be disabled; the defaults still work
+    }
+  }
+
+  function store(key, value) {
+    try { window.localStorage.setItem(key, value); } catch (e) { /* ignore */ }
+  }
+
+  /* ---- tooltips ---------------------------------------------------------- */
+
+  function hideAll(except) {
+    document.querySelectorAll(".ffn-tip:not([hidden])").forEach(function (tip) {
+      if (tip !== except) { tip.hidden = true; }
+    });
+  }
+
+  function setupTerm(term) {
+    var link = term.querySelector("a");
+    var tip = term.querySelector(".ffn-tip");
+    if (!link || !tip) { return; }
+    var show = function () {
+      if (term.classList.contains("ffn-explained")) { hideAll(tip); tip.hidden = false; }
+    };
+    var hide = function () { tip.hidden = true; };
+    term.addEventListener("mouseenter", show);
+    term.addEventListener("mouseleave", function () {
+      if (document.activeElement !== link) { hide(); }
+    });
+    link.addEventListener("focus", show);
+    link.addEventListener("blur", hide);
+  }
+
+  function applyLevel(level) {
+    var explains = EXPLAINS[level] || EXPLAINS.beginner;
+    document.documentElement.setAttribute("data-ffn-expertise", level);
+    document.querySelectorAll(".ffn-term").forEach(function (term) {
+      var link = term.querySelector("a");
+      var tip = term.querySelector(".ffn-tip");
+      if (!link || !tip) { return; }
+      var on = !!explains[term.getAttribute("data-level")];
+      term.classList.toggle("ffn-explained", on);
+      term.classList.toggle("ffn-plain", !on);
+      if (on) {
+        link.setAttribute("aria-describedby", tip.id);
+        link.removeAttribute("tabindex");
+      } else {
+        link.removeAttribute("aria-describedby");
+        link.setAttribute("tabindex", "-1"); // plain text is not a tab stop
+        tip.hidden = true;
+      }
+    });
+  }
+
+  /* ---- clickable references ------------------------------------------------ */
+
+  function inlineReferences() {
+    return document.querySelectorAll(
+      "article p a.reference, article li a.reference, article td a.reference"
+    );
+  }
+
+  function applyLinks(clickable) {
+    document.documentElement.classList.toggle("ffn-links-plain", !clickable);
+    inlineReferences().forEach(function (a) {
+      if (a.closest(".ffn-term") || a.closest(".toctree-wrapper") || a.closest(".ffn-tools")) { return; }
+      a.classList.add("ffn-inline-ref");
+      if (clickable) {
+        a.removeAttribute("aria-disabled");
+        if (a.getAttribute("data-ffn-tabindex") === "none") { a.removeAttribute("tabindex"); }
+      } else {
+        a.setAttribute("aria-disabled", "true");
+        if (!a.hasAttribute("tabindex")) { a.setAttribute("data-ffn-tabindex", "none"); }
+        a.setAttribute("tabindex", "-1");
+      }
+    });
+  }
+
+  /* ---- the controls -------------------------------------------------------- */
+
+  function buildControls() {
+    var slot = document.querySelector(".ffn-tools-controls");
+    if (!slot) { return; }
+    slot.innerHTML =
+      '<label for="ffn-expertise">Expertise level</label> ' +
+      '<select id="ffn-expertise">' +
+      '<option value="beginner">Beginner</option>' +
+      '<option value="intermediate">Intermediate</option>' +
+      '<option value="expert">Expert</option>' +
+      "</select> " +
+      '<label class="ffn-switch"><input type="checkbox" id="ffn-links" role="switch"> ' +
+      "Clickable references</label>";
+    var select = slot.querySelector("#ffn-expertise");
+    var links = slot.querySelector("#ffn-links");
+    select.value = stored(LEVEL_KEY, "beginner");
+    if (!EXPLAINS[select.value]) { select.value = "beginner"; }
+    links.checked = stored(LINKS_KEY, "true") === "true";
+    select.addEventListener("change", function () {
+      store(LEVEL_KEY, select.value);
+      applyLevel(select.value);
+    });
+    links.addEventListener("change", function () {
+      store(LINKS_KEY, String(links.checked));
+      applyLinks(links.checked);
+    });
+    applyLevel(select.value);
+    applyLinks(links.checked);
+  }
+
+  /* ---- self-check questions ------------------------------------------------ */
+
+  function setupQuiz(form) {
+    var result = form.querySelector(".ffn-result");
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var chosen = form.querySelector("input[type=radio]:checked");
+      if (!chosen) {
+        result.textContent = "Choose an option first.";
+        return;
+      }
+      form.classList.add("ffn-answered");
+      form.querySelectorAll(".ffn-option").forEach(function (option) {
+        var input = option.querySelector("input");
+        option.classList.toggle("ffn-correct", input.getAttribute("data-correct") === "true");
+        option.classList.toggle("ffn-chosen", input === chosen);
+      });
+      var right = chosen.getAttribute("data-correct") === "true";
+      result.textContent = right
+        ? "Right. Every option's explanation is shown below it."
+        : "Not quite. The explanations under each option say why.";
+    });
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape") { hideAll(null); }
+  });
+
+  function init() {
+    document.documentElement.classList.add("ffn-js");
+    document.querySelectorAll(".ffn-term").forEach(setupTerm);
+    document.querySelectorAll("form.ffn-quiz").forEach(setupQuiz);
+    buildControls();
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();

@@ -1,0 +1,160 @@
+"""The reader tools in a real browser: Debian's Chromium driven by Playwright.
+
+Skipped, with the reason printed, where Chromium or Playwright is missing;
+.ci/run installs Chromium so CI runs these.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from urllib.parse import urlparse
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-sync"]
+PAGE = "position-independence.html"
+
+pytestmark = pytest.mark.build
+
+if not shutil.which(CHROMIUM):
+    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)",
+                allow_module_level=True)
+playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need playwright")
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep test output readable
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    handler = functools.partial(QuietHandler, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_port}/"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    page.console_errors = []
+    page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: page.console_errors.append(str(e)))
+    yield page
+    context.close()
+
+
+def explained(page) -> int:
+    return page.locator(".ffn-term.ffn-explained").count()
+
+
+def test_hover_and_keyboard_focus_show_the_definition(server, page):
+    page.goto(server + PAGE)
+    term = page.locator(".ffn-term.ffn-explained").first
+    link, tip = term.locator("a"), term.locator("[role=tooltip]")
+    assert tip.is_hidden()
+    link.hover()
+    assert tip.is_visible()
+    assert link.get_attribute("aria-describedby") == tip.get_attribute("id")
+    page.keyboard.press("Escape")
+    assert tip.is_hidden()
+
+    page.mouse.move(0, 0)
+    # Reach a term with the keyboard alone: Tab until a term link has focus.
+    for _ in range(80):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.closest('.ffn-term') !== null"):
+            break
+    else:
+        pytest.fail("no glossary term is reachable with Tab")
+    focused_tip = page.evaluate(
+        "document.getElementById(document.activeElement.getAttribute('aria-describedby')).hidden")
+    assert focused_tip is False
+    page.keyboard.press("Escape")
+    assert page.locator(".ffn-tip:not([hidden])").count() == 0
+
+
+def test_math_in_a_definition_renders(server, page):
+    page.goto(server + PAGE)
+    assert page.locator(".ffn-tip math").count() > 0
+
+
+def test_expert_level_explains_fewer_terms_and_persists(server, page):
+    page.goto(server + PAGE)
+    beginner = explained(page)
+    page.select_option("#ffn-expertise", "expert")
+    expert = explained(page)
+    assert 0 < expert < beginner
+    plain = page.locator(".ffn-term.ffn-plain a").first
+    assert plain.get_attribute("aria-describedby") is None
+
+    page.reload()
+    assert page.input_value("#ffn-expertise") == "expert"
+    assert explained(page) == expert
+
+    page.goto(server + "parameter-count.html")
+    assert page.input_value("#ffn-expertise") == "expert"
+    page.select_option("#ffn-expertise", "intermediate")
+    page.goto(server + PAGE)
+    assert expert <= explained(page) <= beginner
+
+
+def test_self_check_shows_why_after_answering(server, page):
+    page.goto(server + PAGE)
+    quiz = page.locator("form.ffn-quiz").first
+    assert quiz.locator(".ffn-why").first.is_hidden()
+    quiz.locator("input[type=radio]").nth(1).check()
+    quiz.locator("button").click()
+    assert quiz.locator(".ffn-why").nth(1).is_visible()
+    assert quiz.locator(".ffn-why").nth(0).is_visible()  # the right answer's reason too
+    assert "Not quite" in quiz.locator(".ffn-result").inner_text()
+
+
+def test_references_switch_makes_links_plain_and_persists(server, page):
+    page.goto(server + PAGE)
+    citation = page.locator("article p a.reference.ffn-inline-ref").first
+    assert citation.get_attribute("aria-disabled") is None
+    page.uncheck("#ffn-links")
+    assert citation.get_attribute("aria-disabled") == "true"
+    page.reload()
+    assert not page.is_checked("#ffn-links")
+    assert page.locator("article p a.reference.ffn-inline-ref").first.get_attribute("aria-disabled") == "true"
+
+
+def test_without_javascript_terms_are_plain_glossary_links(server, browser):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(server + PAGE)
+    links = page.locator(".ffn-term > a")
+    assert links.count() > 0
+    assert all("glossary.html#term-" in links.nth(i).get_attribute("href") for i in range(links.count()))
+    assert page.locator("[aria-describedby^=ffn-tip]").count() == 0
+    context.close()
+
+
+def test_pages_have_no_console_errors_and_load_nothing_from_other_hosts(server, site, page):
+    foreign = []
+    page.on("request", lambda r: foreign.append(r.url)
+            if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
+    for html in sorted(site.glob("*.html")):
+        page.goto(server + html.name)
+        page.wait_for_load_state("load")
+        assert not page.console_errors, f"{html.name}: {page.console_errors}"
+    assert not foreign, foreign[:5]
