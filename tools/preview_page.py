@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-ALWAYS = ("index", "bibliography")
+ALWAYS = ("index", "bibliography", "glossary", "api")  # cheap pages that other pages link into
 
 
 def toctree_pages() -> list[str]:
