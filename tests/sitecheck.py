@@ -23,7 +23,11 @@ def make_html(source: Path, build: Path) -> subprocess.CompletedProcess:
 
 
 def soup_of(site: Path, name: str) -> BeautifulSoup:
-    return BeautifulSoup((site / f"{name}.html").read_text(), "html.parser")
+    """The built page, without the hidden glossary tooltips (text a reader sees)."""
+    soup = BeautifulSoup((site / f"{name}.html").read_text(), "html.parser")
+    for tip in soup.select(".ffn-tip"):
+        tip.decompose()
+    return soup
 
 
 def page_text(site: Path, name: str) -> str:
@@ -55,3 +59,103 @@ def number(text: str) -> float:
 def figures(site: Path, name: str) -> list:
     """The <img> elements inside figures of a page."""
     return [img for fig in soup_of(site, name).find_all("figure") for img in fig.find_all("img")]
+
+
+# --- serving and auditing the site in a browser (tests/test_site_quality.py, tools/audit.py) ---
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+# Lighthouse (make audit only: slow) and axe-core (make audit and make test) run on these.
+LIGHTHOUSE_PAGES = ("index.html", "position-independence.html")
+AXE_PAGES = ("index.html", "position-independence.html", "glossary.html", "parameter-count.html",
+             "exercises.html", "compute.html", "api.html", "bibliography.html", "search.html",
+             "404.html")
+GZIP_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml",
+              "application/xml")
+
+
+def serve(site: Path):
+    """Serve ``site`` on 127.0.0.1 as a static host does: text gzip-compressed.
+
+    A context manager yielding the base URL (ending in "/").
+    """
+    import contextlib
+    import functools
+    import gzip
+    import http.server
+    import io
+    import threading
+
+    class GzipHandler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def send_head(self):
+            path = Path(self.translate_path(self.path))
+            if path.is_dir():
+                path = path / "index.html"
+            ctype = self.guess_type(str(path))
+            if (not path.is_file() or "gzip" not in self.headers.get("Accept-Encoding", "")
+                    or not ctype.startswith(GZIP_TYPES)):
+                return super().send_head()
+            body = gzip.compress(path.read_bytes(), compresslevel=9, mtime=0)
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "max-age=600")
+            self.end_headers()
+            return io.BytesIO(body)
+
+    @contextlib.contextmanager
+    def running():
+        handler = functools.partial(GzipHandler, directory=str(site))
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{httpd.server_port}/"
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+
+    return running()
+
+
+def axe_in_page(page) -> list[str]:
+    """Run axe-core (WCAG 2.x A/AA and best practices) in a loaded Playwright page."""
+    page.add_script_tag(path=str(AXE_JS))
+    result = page.evaluate("""async () => {
+        const r = await axe.run(document, {resultTypes: ['violations']});
+        return r.violations.map(v => `${v.id} (${v.impact}): ${v.help} -- ` +
+            v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ') +
+            (v.nodes.length > 3 ? ` (+${v.nodes.length - 3} more)` : ''));
+    }""")
+    return list(result)
+
+
+def axe_violations(url: str, browser=None) -> list[str]:
+    """axe-core violations of ``url`` in the light and in the dark theme."""
+    from playwright.sync_api import sync_playwright
+
+    def run(b):
+        found = []
+        for scheme in ("light", "dark"):
+            context = b.new_context(color_scheme=scheme, viewport={"width": 1200, "height": 900})
+            page = context.new_page()
+            page.goto(url)
+            page.wait_for_load_state("load")
+            found += [f"[{scheme}] {v}" for v in axe_in_page(page)]
+            context.close()
+        return found
+
+    if browser is not None:
+        return run(browser)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            return run(b)
+        finally:
+            b.close()
