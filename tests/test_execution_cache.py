@@ -122,6 +122,17 @@ def test_editing_ffnbook_re_executes_and_shows_the_new_value(project):
         assert glued_after(site, f"page{n}", "GELU of one is") == f"{new:.6f}"
 
 
+def test_editing_the_extensions_re_renders_every_page_without_executing(project):
+    rc, out = build(project)
+    assert rc == 0, out[-4000:]
+    css = project / "ffnbook" / "sphinxext" / "static" / "ffnbook.css"
+    css.write_text(css.read_text() + "\n/* edited */\n")
+    rc, out = build(project)
+    assert rc == 0, out[-4000:]
+    assert "re-reading every page" in out
+    assert executed(out) == 0
+
+
 def test_changing_requirements_re_executes_everything(project):
     rc, out = build(project)
     assert rc == 0, out[-4000:]

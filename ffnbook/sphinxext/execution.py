@@ -7,18 +7,26 @@ whose source changed. This extension closes both gaps, and it is the one
 place where the caching rules live:
 
 * **Dependency hash.** A SHA-256 over every file of the ``ffnbook`` package
-  (code and data) and ``requirements.txt``. The execution cache lives in
-  ``<build>/.jupyter_cache/<hash>``, so a change to any of them starts an
-  empty cache: every page executes again. Caches of other hashes are deleted.
-* **Re-reading.** The hash is stored in Sphinx's environment; when it differs,
-  every page is re-read (and, with the new empty cache, re-executed). A page
-  whose own text changed is re-read by Sphinx as usual and, since its code
-  cells' hash changed, executed again: it alone.
+  (code and data) except its Sphinx extensions, and ``requirements.txt``.
+  The execution cache lives in ``<build>/.jupyter_cache/<hash>``, so a change
+  to any of them starts an empty cache: every page executes again. Caches of
+  other hashes are deleted.
+* **Re-reading.** A second hash also covers ``ffnbook/sphinxext`` (how pages
+  are rendered, not what they compute). Both are stored in Sphinx's
+  environment; when either differs, every page is re-read, so editing the
+  reader tools re-renders every page from the cache without executing any.
+  A page whose own text changed is re-read by Sphinx as usual and, if its
+  code cells changed, executed again: it alone.
 * **No race.** The cache's database is created here, in the main process,
   before ``-j`` workers start, so two workers never try to create its tables.
 * **Warnings are never forgotten.** Sphinx does not report the warnings of a
   page it does not re-read; the Makefile deletes the saved environment when a
   build fails, so the next build reads (not executes) every page again.
+
+* **Quiet kernels.** Each kernel start logs a warning that local TCP is not
+  encrypted; it means nothing for a local build and it would hide real
+  warnings, so kernels get an IPython profile (in the build folder) that logs
+  errors only.
 
 To force a full re-execution: ``make clean html``.
 """
@@ -26,6 +34,7 @@ To force a full re-execution: ``make clean html``.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from pathlib import Path
 
@@ -38,15 +47,20 @@ PACKAGE = Path(__file__).resolve().parents[1]  # the ffnbook package folder
 REQUIREMENTS = PACKAGE.parent / "requirements.txt"
 
 
-def dependency_hash(package: Path = PACKAGE, requirements: Path = REQUIREMENTS) -> str:
+def dependency_hash(
+    package: Path = PACKAGE, requirements: Path = REQUIREMENTS, *, rendering: bool = False
+) -> str:
     """SHA-256 (first 16 hex digits) of the package's files and the requirements.
 
-    Compiled bytecode and caches are skipped: they follow from the sources.
+    Without ``rendering`` the Sphinx extensions (``sphinxext/``) are left out:
+    they change how pages look, not what their code computes. Compiled
+    bytecode and caches are skipped: they follow from the sources.
     """
     digest = hashlib.sha256()
     files = sorted(
         p for p in package.rglob("*")
         if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
+        and (rendering or "sphinxext" not in p.relative_to(package).parts)
     )
     for path in files:
         digest.update(str(path.relative_to(package)).encode())
@@ -66,7 +80,18 @@ def _set_cache_path(app: Sphinx, config) -> None:
     if config.nb_execution_mode != "cache":
         return
     app.ffnbook_dep_hash = dependency_hash()
+    app.ffnbook_render_hash = dependency_hash(rendering=True)
     config.nb_execution_cache_path = str(_cache_root(app) / app.ffnbook_dep_hash)
+
+
+def _quiet_kernels(app: Sphinx, config) -> None:
+    """Point kernels at an IPython profile that logs errors only (unless the user set one)."""
+    if "IPYTHONDIR" in os.environ:
+        return
+    profile = Path(app.outdir).parent / ".ipython" / "profile_default"
+    profile.mkdir(parents=True, exist_ok=True)
+    (profile / "ipython_kernel_config.py").write_text('c.IPKernelApp.log_level = "ERROR"\n')
+    os.environ["IPYTHONDIR"] = str(profile.parent)
 
 
 def _prepare_cache(app: Sphinx) -> None:
@@ -86,17 +111,18 @@ def _prepare_cache(app: Sphinx) -> None:
 
 
 def _outdated_when_dependencies_change(app: Sphinx, env, added, changed, removed):
-    previous = getattr(env, "ffnbook_dep_hash", None)
-    current = getattr(app, "ffnbook_dep_hash", None)
-    env.ffnbook_dep_hash = current
+    previous = getattr(env, "ffnbook_render_hash", None)
+    current = getattr(app, "ffnbook_render_hash", None)
+    env.ffnbook_render_hash = current
     if previous is None or previous == current:
         return []
-    logger.info("ffnbook: package or requirements changed; re-reading every page")
+    logger.info("ffnbook: package, extensions or requirements changed; re-reading every page")
     return sorted(env.found_docs - set(added) - set(changed) - set(removed))
 
 
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _set_cache_path)
+    app.connect("config-inited", _quiet_kernels)
     # After myst-nb's own builder-inited handler (priority 500) has read the path.
     app.connect("builder-inited", _prepare_cache, priority=900)
     app.connect("env-get-outdated", _outdated_when_dependencies_change)
