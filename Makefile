@@ -20,12 +20,23 @@ BUILDDIR   ?= _build
 # -T: a failing cell prints its traceback (cell source and error), not just the page path.
 SPHINXBUILD = $(PY) -m sphinx -b html -c . -d $(BUILDDIR)/doctrees -W --keep-going -n -T -j auto $(SPHINXOPTS)
 
-.PHONY: html test bench clean freeze help
+# npm tools (Lighthouse, axe-core) for `make audit` and the browser tests. No npm
+# package may download a browser: Debian's Chromium is used through CHROME_PATH.
+NPM         ?= npm
+NODE_STAMP  := node_modules/.installed
+AXE_STAMP   := tests/node/node_modules/.installed
+CHROME_PATH ?= /usr/bin/chromium
+export PUPPETEER_SKIP_DOWNLOAD=1
+export PUPPETEER_SKIP_CHROMIUM_DOWNLOAD=1
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+
+.PHONY: html test bench clean freeze help audit
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make html   build the book into _build/html (sets up .venv on first use)"
 	@echo "make test   run every test (sets up .venv on first use)"
+	@echo "make audit  build, serve _build/html gzip-compressed, run Lighthouse (mobile) and axe-core"
 	@echo "make bench  time clean, no-op and one-page-edit builds against myst-nb defaults"
 	@echo "make clean  remove _build and the execution cache (next html re-executes every page)"
 
@@ -42,8 +53,25 @@ html: $(SETUP)
 	  || { rm -f $(BUILDDIR)/doctrees/environment.pickle; exit 1; }
 	@echo "Built: $(BUILDDIR)/html/index.html"
 
+# axe-core (tests/node, one package) is needed by the accessibility tests; without npm they skip.
 test: $(SETUP)
+	@if command -v $(NPM) >/dev/null 2>&1; then $(MAKE) -s --no-print-directory $(AXE_STAMP) \
+	  || echo "npm ci failed: the axe-core tests will skip"; \
+	  else echo "npm not found: the axe-core tests will skip"; fi
 	$(PY) -m pytest
+
+$(AXE_STAMP): tests/node/package.json tests/node/package-lock.json
+	cd tests/node && $(NPM) ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+$(NODE_STAMP): package.json package-lock.json
+	$(NPM) ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+# Lighthouse (mobile) and axe-core on the built site, served gzip-compressed on
+# localhost; prints scores and transfer sizes, fails when a target is missed.
+audit: html $(NODE_STAMP)
+	CHROME_PATH=$(CHROME_PATH) $(PY) tools/audit.py $(BUILDDIR)/html
 
 # Build-speed benchmark (issue 5): medians of clean, default-settings, one-process,
 # no-op and one-page-edit builds. Takes several minutes.

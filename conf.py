@@ -7,6 +7,8 @@ notebook that myst-nb executes during the build.
 
 from __future__ import annotations
 
+import os
+
 project = "The Transformer Feed-Forward Network"
 author = "the ffnbook authors"
 copyright = "2026, the ffnbook authors"  # noqa: A001 - Sphinx's name
@@ -22,6 +24,7 @@ extensions = [
     "ffnbook.sphinxext.glossary",  # the glossary page, rendered from ffnbook/data/glossary.yml
     "ffnbook.sphinxext.readertools",  # term tooltips by expertise level, self-checks, downloads
     "ffnbook.sphinxext.execution",  # cache keyed on ffnbook + requirements: fast and never stale
+    "ffnbook.sphinxext.staticsite",  # light, offline, findable pages: icons, scripts, sitemap, meta
 ]
 
 # --- Execution (myst-nb) -----------------------------------------------------
@@ -68,6 +71,11 @@ nitpick_ignore_regex = [("py:class", r"(numpy|np|torch|nn|matplotlib)\..*")]
 html_math_renderer = "mathml"
 html_theme = "sphinx_book_theme"
 html_title = "The Transformer Feed-Forward Network"
+# The one setting the sitemap, robots.txt and the 404 page's links derive from: the
+# address the site is published at (GitHub Pages; Read the Docs passes its own).
+SITE_URL = (os.environ.get("FFNBOOK_SITE_URL") or os.environ.get("READTHEDOCS_CANONICAL_URL")
+            or "https://ffnbook.github.io/ffnbook/")
+ffnbook_site_url = SITE_URL
 # The one setting the launch buttons (Binder, Colab) and repository links derive from.
 REPOSITORY_URL = "https://github.com/ffnbook/ffnbook"
 html_theme_options = {

@@ -66,7 +66,13 @@ def figures(site: Path, name: str) -> list:
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run", "--disable-sync"]
-AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+# axe-core for the tests comes from tests/node (make test installs it); make audit's
+# full npm install at the root has it too.
+AXE_JS = next(
+    (p for p in (ROOT / "tests" / "node" / "node_modules" / "axe-core" / "axe.min.js",
+                 ROOT / "node_modules" / "axe-core" / "axe.min.js") if p.exists()),
+    ROOT / "tests" / "node" / "node_modules" / "axe-core" / "axe.min.js",
+)
 # Lighthouse (make audit only: slow) and axe-core (make audit and make test) run on these.
 LIGHTHOUSE_PAGES = ("index.html", "position-independence.html")
 AXE_PAGES = ("index.html", "position-independence.html", "glossary.html", "parameter-count.html",
@@ -77,9 +83,12 @@ GZIP_TYPES = ("text/", "application/javascript", "application/json", "image/svg+
 
 
 def serve(site: Path):
-    """Serve ``site`` on 127.0.0.1 as a static host does: text gzip-compressed.
+    """Serve ``site`` on 127.0.0.1 as a static host does: text gzip-compressed, and
+    ``404.html`` (with status 404) for a missing address.
 
-    A context manager yielding the base URL (ending in "/").
+    The site is also reachable under the path it is published at (the ``<base>``
+    of 404.html, e.g. /ffnbook/), as on GitHub Pages. A context manager yielding
+    the base URL (ending in "/").
     """
     import contextlib
     import functools
@@ -88,22 +97,38 @@ def serve(site: Path):
     import io
     import threading
 
+    not_found = site / "404.html"
+    published = None
+    if not_found.exists():
+        match = re.search(r'<base href="(/[^"]*)"', not_found.read_text())
+        published = match.group(1) if match and match.group(1) != "/" else None
+
     class GzipHandler(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
         def send_head(self):
+            if published and self.path.startswith(published):
+                self.path = "/" + self.path[len(published):]
             path = Path(self.translate_path(self.path))
             if path.is_dir():
                 path = path / "index.html"
+            status = 200
+            if not path.exists() and not_found.exists():
+                path, status = not_found, 404
             ctype = self.guess_type(str(path))
-            if (not path.is_file() or "gzip" not in self.headers.get("Accept-Encoding", "")
-                    or not ctype.startswith(GZIP_TYPES)):
+            if status == 200 and (not path.is_file()
+                                  or "gzip" not in self.headers.get("Accept-Encoding", "")
+                                  or not ctype.startswith(GZIP_TYPES)):
                 return super().send_head()
-            body = gzip.compress(path.read_bytes(), compresslevel=9, mtime=0)
-            self.send_response(200)
+            body = path.read_bytes()
+            gzipped = "gzip" in self.headers.get("Accept-Encoding", "")
+            if gzipped:
+                body = gzip.compress(body, compresslevel=9, mtime=0)
+            self.send_response(status)
             self.send_header("Content-Type", ctype)
-            self.send_header("Content-Encoding", "gzip")
+            if gzipped:
+                self.send_header("Content-Encoding", "gzip")
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "max-age=600")
             self.end_headers()
@@ -126,6 +151,9 @@ def serve(site: Path):
 
 def axe_in_page(page) -> list[str]:
     """Run axe-core (WCAG 2.x A/AA and best practices) in a loaded Playwright page."""
+    # Measure colours at rest, not halfway through the theme's colour transitions.
+    page.add_style_tag(
+        content="*,*::before,*::after{transition:none!important;animation:none!important}")
     page.add_script_tag(path=str(AXE_JS))
     result = page.evaluate("""async () => {
         const r = await axe.run(document, {resultTypes: ['violations']});
@@ -159,3 +187,25 @@ def axe_violations(url: str, browser=None) -> list[str]:
             return run(b)
         finally:
             b.close()
+
+# The one list of pages allowed to differ between two clean builds of the same source:
+# they show times measured while the build ran. With them may differ what is made
+# from them: their figures, their downloadable notebooks and the search index (which
+# indexes their text). Every other built file must match byte for byte
+# (tests/test_site_quality.py::test_two_clean_builds_give_identical_html).
+PAGES_WITH_MEASURED_TIMES = (
+    "execution-statistics",  # how long each page took to execute
+    "compute",  # measured forward-pass times, in the prose, a table and a figure
+)
+
+
+def allowed_to_differ(*sites: Path) -> set[str]:
+    """Built files (paths relative to the html folder) that may differ between builds."""
+    allowed = {"searchindex.js"}
+    for name in PAGES_WITH_MEASURED_TIMES:
+        allowed |= {f"{name}.html", f"_sources/{name}.ipynb"}
+        for site in sites:
+            if (site / f"{name}.html").exists():
+                allowed |= {img["src"] for img in soup_of(site, name).find_all("img")
+                            if img["src"].startswith("_images/")}
+    return allowed

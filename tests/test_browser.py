@@ -6,10 +6,7 @@ Skipped, with the reason printed, where Chromium or Playwright is missing;
 
 from __future__ import annotations
 
-import functools
-import http.server
 import shutil
-import threading
 from urllib.parse import urlparse
 
 import pytest
@@ -27,19 +24,14 @@ if not shutil.which(CHROMIUM):
 playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need playwright")
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # keep test output readable
-        pass
-
-
 @pytest.fixture(scope="module")
 def server(site):
-    handler = functools.partial(QuietHandler, directory=str(site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_port}/"
-    httpd.shutdown()
+    # As a static host serves it: gzip, 404.html for missing addresses, and the site also
+    # under the path it is published at (404.html's <base>).
+    from sitecheck import serve
+
+    with serve(site) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")

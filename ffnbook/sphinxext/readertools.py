@@ -185,10 +185,25 @@ def _copy_notebook(app: Sphinx, pagename: str) -> bool:
     return True
 
 
+# Written into the page (not by the script) so the bar has its final size on first
+# paint: no layout shift when readertools.js wires them up. Hidden without JavaScript
+# (the theme's ``pst-js-only``), since only the script makes them do anything.
+CONTROLS = (
+    '<label for="ffn-expertise">Expertise level</label> '
+    '<select id="ffn-expertise">'
+    '<option value="beginner">Beginner</option>'
+    '<option value="intermediate">Intermediate</option>'
+    '<option value="expert">Expert</option>'
+    "</select> "
+    '<label class="ffn-switch"><input type="checkbox" id="ffn-links" role="switch" checked> '
+    "Clickable references</label>"
+)
+
+
 def add_reading_tools(app: Sphinx, pagename, templatename, context, doctree) -> None:
     """Put the reading-tools bar (filled in by readertools.js) at the top of every page."""
-    if doctree is None or "body" not in context:
-        return
+    if doctree is None or "body" not in context or pagename == "404":
+        return  # (the "page not found" page has nothing to read or download)
     links = []
     if context.get("sourcename"):
         source = context["pathto"]("_sources/" + context["sourcename"], 1)
@@ -201,7 +216,7 @@ def add_reading_tools(app: Sphinx, pagename, templatename, context, doctree) -> 
     )
     bar = (
         '<div class="ffn-tools" role="group" aria-label="Reading tools">'
-        '<span class="ffn-tools-controls"></span>'
+        f'<span class="ffn-tools-controls pst-js-only">{CONTROLS}</span>'
         f"{downloads}</div>"
     )
     context["body"] = bar + context["body"]

@@ -99,7 +99,8 @@
   function buildControls() {
     var slot = document.querySelector(".ffn-tools-controls");
     if (!slot) { return; }
-    slot.innerHTML =
+    // The page normally carries the controls already (readertools.py); older pages get them here.
+    if (!slot.querySelector("#ffn-expertise")) slot.innerHTML =
       '<label for="ffn-expertise">Expertise level</label> ' +
       '<select id="ffn-expertise">' +
       '<option value="beginner">Beginner</option>' +

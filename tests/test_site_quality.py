@@ -1,0 +1,241 @@
+"""The built site as a static host serves it: light, offline, accessible, findable, reproducible.
+
+Static checks read the built HTML. Browser checks serve the site gzip-compressed
+on localhost (tests/sitecheck.py: serve) and drive Debian's Chromium with
+Playwright; they skip, with the reason printed, where Chromium or Playwright is
+missing, and the axe-core checks where `npm ci` has not installed axe-core.
+Lighthouse itself runs only in `make audit` (slow).
+"""
+
+from __future__ import annotations
+
+import filecmp
+import re
+import shutil
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from sitecheck import (
+    AXE_JS,
+    AXE_PAGES,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DOCS,
+    LIGHTHOUSE_PAGES,
+    allowed_to_differ,
+    axe_in_page,
+    make_html,
+    serve,
+    soup_of,
+)
+
+pytestmark = pytest.mark.build
+
+FIRST_VIEW_BUDGET_KIB = 300
+
+
+def content_pages(site: Path) -> list[str]:
+    return sorted(p.stem for p in site.glob("*.html"))
+
+
+# --- findable ------------------------------------------------------------------------------
+
+
+def test_every_page_has_its_own_meta_description(site):
+    seen = {}
+    for name in content_pages(site):
+        tag = soup_of(site, name).find("meta", attrs={"name": "description"})
+        assert tag is not None and len(tag["content"]) > 20, f"{name}.html has no meta description"
+        assert len(tag["content"]) <= 160, f"{name}.html: description too long for a search result"
+        seen.setdefault(tag["content"], []).append(name)
+    chapters = [n for n in content_pages(site) if (DOCS / f"{n}.md").exists() and n != "404"]
+    duplicated = {d: n for d, n in seen.items() if len(n) > 1 and set(n) & set(chapters)}
+    assert not duplicated, duplicated
+
+
+def test_sitemap_lists_every_chapter_page_and_robots_points_to_it(site):
+    sitemap = (site / "sitemap.xml").read_text()
+    locs = re.findall(r"<loc>([^<]+)</loc>", sitemap)
+    assert len(set(locs)) == len(locs)
+    listed = {urlparse(u).path.rsplit("/", 1)[-1] for u in locs}
+    for page in ("index.html", "position-independence.html", "glossary.html"):
+        assert page in listed
+    assert "404.html" not in listed and "search.html" not in listed
+    base = locs[0].rsplit("/", 1)[0] + "/"
+    assert f"Sitemap: {base}sitemap.xml" in (site / "robots.txt").read_text()
+
+
+def test_404_page_and_favicon(site):
+    page = (site / "404.html").read_text()
+    assert re.search(r'<base href="/[^"]*"', page), "404.html needs a <base> to work at any address"
+    assert "Page not found" in page
+    for name in ("index", "404", "position-independence"):
+        icon = soup_of(site, name).find("link", rel="icon")
+        assert icon is not None and (site / "_static" / Path(icon["href"]).name).exists()
+
+
+# --- accessible figures ----------------------------------------------------------------------
+
+
+def test_every_figure_has_real_alt_text(site):
+    """Alt text says what a figure shows: a sentence, not a file name or a copy of the caption."""
+    poor = []
+    for name in content_pages(site):
+        for figure in soup_of(site, name).select("article figure"):
+            figcaption = figure.find("figcaption")
+            caption = " ".join(figcaption.get_text(" ").split()) if figcaption else ""
+            for img in figure.find_all("img"):
+                alt = " ".join(img.get("alt", "").split())
+                if len(alt) < 40 or alt == caption or alt.lower().endswith((".svg", ".png")):
+                    poor.append(f"{name}.html: {img.get('src')}: alt={alt!r}")
+    assert not poor, "\n".join(poor)
+
+
+def test_figures_are_drawn_on_an_opaque_white_background(site):
+    """Dark text on white reads in the dark theme too: no figure may be transparent."""
+    transparent = []
+    for svg in sorted((site / "_images").glob("*.svg")):
+        match = re.search(r'<g id="patch_1">\s*<path d="[^"]*"\s*style="fill: (#[0-9a-f]{6})',
+                          svg.read_text())
+        if not match or match.group(1) != "#ffffff":
+            transparent.append(svg.name)
+    assert not transparent, transparent
+
+
+# --- light ---------------------------------------------------------------------------------
+
+
+def test_pages_do_not_load_the_icon_script_or_the_search_index(site):
+    for name in content_pages(site):
+        html = (site / f"{name}.html").read_text()
+        assert "fontawesome.js" not in html, name
+        assert not re.search(r'<(i|span) class="[^"]*\bfa-(solid|regular|brands)\b', html), \
+            f"{name}.html: an icon left for fontawesome.js to draw"
+        if name != "search":
+            assert "searchindex.js" not in html, name
+
+
+# --- reproducible ---------------------------------------------------------------------------
+
+
+def test_two_clean_builds_give_identical_html(site, tmp_path):
+    """A second clean build (its own execution cache) matches the first byte for byte,
+    except the pages listed in sitecheck.PAGES_WITH_MEASURED_TIMES (and what derives from them)."""
+    result = make_html(DOCS, tmp_path / "again")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    again = tmp_path / "again" / "html"
+    files = {p.relative_to(root).as_posix() for root in (site, again) for p in root.rglob("*")
+             if p.is_file()}
+    differ = {f for f in files
+              if not (site / f).exists() or not (again / f).exists()
+              or not filecmp.cmp(site / f, again / f, shallow=False)}
+    unexpected = sorted(differ - allowed_to_differ(site, again))
+    assert not unexpected, f"differ between two clean builds: {unexpected}"
+
+
+# --- in a browser ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"browser checks need Chromium at {CHROMIUM} (apt-get install -y chromium)")
+    api = pytest.importorskip("playwright.sync_api", reason="browser checks need playwright")
+    with api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def gzip_server(site):
+    with serve(site) as base:
+        yield base
+
+
+def open_page(browser, url: str, scheme: str = "light", width: int = 412):
+    """Load ``url`` like a phone; record console errors, requests to other hosts, failures."""
+    context = browser.new_context(color_scheme=scheme, viewport={"width": width, "height": 823})
+    page = context.new_page()
+    page.errors, page.foreign, page.failed, page.transferred = [], [], [], []
+    # (A 404 page's own status is reported as a console error: not the page's fault.)
+    page.on("console", lambda m: page.errors.append(m.text)
+            if m.type == "error" and m.location.get("url") != url else None)
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.on("request", lambda r: page.foreign.append(r.url)
+            if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
+    page.on("requestfailed", lambda r: page.failed.append(r.url))
+    page.on("requestfinished", lambda r: page.transferred.append(r))
+    response = page.goto(url)
+    page.wait_for_load_state("load")
+    page.status = response.status if response else None
+    return context, page
+
+
+@pytest.mark.parametrize("name", LIGHTHOUSE_PAGES)
+def test_first_view_is_light_and_local(browser, gzip_server, name):
+    context, page = open_page(browser, gzip_server + name)
+    total = sum(r.sizes()["responseBodySize"] + r.sizes()["responseHeadersSize"]
+                for r in page.transferred)
+    context.close()
+    assert not page.foreign and not page.failed and not page.errors
+    assert total / 1024 <= FIRST_VIEW_BUDGET_KIB, f"{name}: {total / 1024:.0f} KiB on first view"
+
+
+def test_404_page_works_at_a_deep_missing_address(browser, gzip_server, site):
+    published = re.search(r'<base href="(/[^"]*)"', (site / "404.html").read_text()).group(1)
+    context, page = open_page(browser, gzip_server.rstrip("/") + published + "no/such/page.html")
+    styled = page.evaluate("getComputedStyle(document.body).fontFamily")
+    home = page.locator("article a.reference").first.evaluate("a => a.href")
+    context.close()
+    assert page.status == 404
+    assert not page.failed and not page.errors and not page.foreign
+    assert "serif" in styled or "sans" in styled  # the theme's stylesheet loaded
+    assert home.endswith(published + "index.html")
+
+
+@pytest.fixture(scope="module")
+def axe(browser):
+    if not AXE_JS.exists():
+        pytest.skip(f"axe-core checks need {AXE_JS}: `make test` installs it with npm (tests/node)")
+    return AXE_JS
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("name", AXE_PAGES)
+def test_no_axe_violations(browser, gzip_server, axe, name, scheme):
+    context, page = open_page(browser, gzip_server + name, scheme=scheme, width=1200)
+    found = axe_in_page(page)
+    if name == "position-independence.html":  # answered self-check and open tooltip too
+        quiz = page.locator("form.ffn-quiz").first
+        quiz.locator("input[type=radio]").first.check()
+        quiz.locator("button").click()
+        page.locator(".ffn-term.ffn-explained a").first.hover()
+        found += axe_in_page(page)
+    context.close()
+    assert not found, "\n".join(found)
+
+
+def test_every_control_is_reachable_with_the_keyboard(browser, gzip_server):
+    """Tab from the top reaches every visible button, select, input and summary of a page."""
+    context, page = open_page(browser, gzip_server + "position-independence.html", width=1200)
+    controls = page.evaluate("""() => [...document.querySelectorAll(
+            'button, select, input, summary, [role=switch]')]
+        .filter(e => e.offsetParent !== null && !e.disabled && e.closest('dialog') === null)
+        // one tab stop per radio group: the arrow keys move within it
+        .filter(e => e.type !== 'radio' || e === document.querySelector(`input[name="${e.name}"]`))
+        .map((e, i) => { e.dataset.ffnControl = i; return i; })""")
+    reached = set()
+    for _ in range(600):
+        page.keyboard.press("Tab")
+        index = page.evaluate("document.activeElement && document.activeElement.dataset.ffnControl")
+        if index is not None:
+            reached.add(int(index))
+        if len(reached) == len(controls):
+            break
+    missing = page.evaluate("""(reached) => [...document.querySelectorAll('[data-ffn-control]')]
+        .filter(e => !reached.includes(+e.dataset.ffnControl))
+        .map(e => e.outerHTML.slice(0, 120))""", sorted(reached))
+    context.close()
+    assert controls and not missing, missing
