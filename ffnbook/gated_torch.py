@@ -11,9 +11,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._checks import require_positive_int
+from ._checks import lookup, require_positive_int
 from .gated import GatedParams, check_gated_params, gated_ffn
-from .torch_ffn import _TORCH_DTYPES, TORCH_ACTIVATIONS
+from .torch_ffn import _TORCH_DTYPES, TORCH_ACTIVATIONS, check_tensor
 
 #: Torch modules for the activation names :func:`ffnbook.gated.gated_ffn` accepts:
 #: the FFN's own (without the tanh-approximated GELU) plus the sigmoid of GLU.
@@ -37,9 +37,7 @@ class GatedFFN(nn.Module):
         super().__init__()
         self.d_model = require_positive_int(d_model, "d_model")
         self.d_ff = require_positive_int(d_ff, "d_ff")
-        if activation not in TORCH_GATE_ACTIVATIONS:
-            choices = ", ".join(sorted(TORCH_GATE_ACTIVATIONS))
-            raise ValueError(f"unknown gate activation {activation!r}; expected one of: {choices}")
+        lookup(TORCH_GATE_ACTIVATIONS, activation, "gate activation")
         self.activation_name = activation
         self.w = nn.Linear(self.d_model, self.d_ff, bias=False)
         self.v = nn.Linear(self.d_model, self.d_ff, bias=False)
@@ -48,14 +46,7 @@ class GatedFFN(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Apply the gated FFN to every position of ``x``; shape and dtype are checked first."""
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-        if x.dim() == 0 or x.shape[-1] != self.d_model:
-            raise ValueError(
-                f"x must have last axis d_model={self.d_model}, got shape {tuple(x.shape)}"
-            )
-        if x.dtype != self.w.weight.dtype:
-            raise TypeError(f"x has dtype {x.dtype} but the module's weights are {self.w.weight.dtype}")
+        check_tensor(x, self.d_model, self.w.weight.dtype)
         return self.w2(self.activation(self.w(x)) * self.v(x))
 
     @classmethod

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._checks import require_positive_int
+from ._checks import lookup, require_positive_int
 from .feedforward import FFNParams, check_params
 
 #: Torch modules for the activation names ffnbook.ffn accepts.
@@ -27,6 +27,16 @@ TORCH_ACTIVATIONS = {
 }
 
 _TORCH_DTYPES = {np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64}
+
+
+def check_tensor(x, d_model: int, dtype: torch.dtype) -> None:
+    """Raise unless ``x`` is a tensor of shape ``(..., d_model)`` in the weights' ``dtype``."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() == 0 or x.shape[-1] != d_model:
+        raise ValueError(f"x must have last axis d_model={d_model}, got shape {tuple(x.shape)}")
+    if x.dtype != dtype:
+        raise TypeError(f"x has dtype {x.dtype} but the module's weights are {dtype}")
 
 
 class PositionwiseFFN(nn.Module):
@@ -43,9 +53,7 @@ class PositionwiseFFN(nn.Module):
         super().__init__()
         self.d_model = require_positive_int(d_model, "d_model")
         self.d_ff = require_positive_int(d_ff, "d_ff")
-        if activation not in TORCH_ACTIVATIONS:
-            choices = ", ".join(sorted(TORCH_ACTIVATIONS))
-            raise ValueError(f"unknown activation {activation!r}; expected one of: {choices}")
+        lookup(TORCH_ACTIVATIONS, activation)
         self.activation_name = activation
         self.up = nn.Linear(self.d_model, self.d_ff, bias=bias)
         self.activation = TORCH_ACTIVATIONS[activation]()
@@ -53,16 +61,7 @@ class PositionwiseFFN(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Apply the FFN to every position of ``x``; shape and dtype are checked first."""
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-        if x.dim() == 0 or x.shape[-1] != self.d_model:
-            raise ValueError(
-                f"x must have last axis d_model={self.d_model}, got shape {tuple(x.shape)}"
-            )
-        if x.dtype != self.up.weight.dtype:
-            raise TypeError(
-                f"x has dtype {x.dtype} but the module's weights are {self.up.weight.dtype}"
-            )
+        check_tensor(x, self.d_model, self.up.weight.dtype)
         return self.down(self.activation(self.up(x)))
 
     @classmethod

@@ -10,6 +10,20 @@ from pathlib import Path
 from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parents[1]
+
+#: The jupytext header of a MyST text notebook, for pages that tests write.
+NOTEBOOK_HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
 DOCS = ROOT / "docs"
 
 

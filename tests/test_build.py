@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from sitecheck import DOCS, glued_after, make_html, page_text
+from sitecheck import DOCS, NOTEBOOK_HEADER, glued_after, make_html, page_text
 
 import ffnbook
 
@@ -115,26 +115,12 @@ def test_no_measured_number_is_typed_into_prose():
 
 # --- the build fails loudly ---------------------------------------------------------------
 
-PAGE_HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-"""
-
-
 def broken_book(tmp_path: Path, page_name: str, body: str) -> Path:
     source = tmp_path / "src"
     source.mkdir()
     shutil.copy(DOCS / "references.bib", source / "references.bib")
     (source / "index.md").write_text(f"# Index\n\n```{{toctree}}\n{page_name}\n```\n")
-    (source / f"{page_name}.md").write_text(PAGE_HEADER + body)
+    (source / f"{page_name}.md").write_text(NOTEBOOK_HEADER + body)
     return source
 
 

@@ -17,24 +17,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from sitecheck import ROOT, glued_after
+from sitecheck import NOTEBOOK_HEADER, ROOT, glued_after
 
 pytestmark = pytest.mark.build
 
 N_PAGES = 6  # Sphinx reads in parallel only when more than five pages are outdated
 
-PAGE = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-# Page {n}
+PAGE = NOTEBOOK_HEADER.replace("{", "{{").replace("}", "}}") + """# Page {n}
 
 ```{{code-cell}} ipython3
 :tags: [remove-cell]
