@@ -58,7 +58,11 @@ def defaults_clean(work: Path) -> float:
 
 
 def notebook_pages() -> list[Path]:
-    return sorted(p for p in (ROOT / "docs").glob("*.md") if "```{code-cell}" in p.read_text())
+    """Pages that are notebooks: they start with a jupytext header naming the MyST format."""
+    return sorted(
+        p for p in (ROOT / "docs").glob("*.md")
+        if p.read_text().startswith("---\n") and "format_name: myst" in p.read_text().split("\n---\n")[0]
+    )
 
 
 def one_process_limit(work: Path) -> float:
@@ -70,7 +74,7 @@ def one_process_limit(work: Path) -> float:
         "import myst_nb\n"
         "myst_nb.glue = lambda *a, **k: None  # outside a kernel glue has nowhere to go\n"
         "for path in sys.argv[1:]:\n"
-        "    nb = jupytext.read(path)\n"
+        "    nb = jupytext.read(path, fmt='md:myst')\n"
         "    os.chdir(os.path.dirname(path))\n"
         "    namespace = {'__name__': '__main__'}\n"
         "    for cell in nb.cells:\n"
