@@ -558,7 +558,7 @@ def share_figure(names=FIGURE_MODELS) -> BookFigure:
         left = [a + b for a, b in zip(left, widths)]
     for yi, r in zip(y, rows):
         ax.text(1.5, yi, f"{100 * r['ffn']:.0f}%", va="center", ha="left",
-                color="white", fontsize=9, fontweight="bold")
+                color="#111111", fontsize=9, fontweight="bold")  # 4.9:1 on the orange bar
     ax.axvline(100 * 2 / 3, color="#222222", linestyle="--", linewidth=1.2)
     ax.text(100 * 2 / 3, len(rows) - 0.45, " two-thirds", fontsize=9, va="bottom")
     ax.set_yticks(y, labels)
