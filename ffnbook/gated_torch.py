@@ -13,7 +13,7 @@ from torch import nn
 
 from ._checks import lookup, require_positive_int
 from .gated import GatedParams, check_gated_params, gated_ffn
-from .torch_ffn import _TORCH_DTYPES, TORCH_ACTIVATIONS, check_tensor
+from .torch_ffn import _TORCH_DTYPES, TORCH_ACTIVATIONS, check_tensor, module_max_diff
 
 #: Torch modules for the activation names :func:`ffnbook.gated.gated_ffn` accepts:
 #: the FFN's own (without the tanh-approximated GELU) plus the sigmoid of GLU.
@@ -85,7 +85,4 @@ def numpy_torch_max_diff(x: np.ndarray, params: GatedParams, activation: str = "
     """
     params = check_gated_params(*params)
     module = GatedFFN.from_numpy(params, activation)
-    expected = gated_ffn(x, *params, activation=activation)
-    with torch.no_grad():
-        got = module(torch.from_numpy(np.ascontiguousarray(x))).numpy()
-    return float(np.max(np.abs(got - expected)))
+    return module_max_diff(module, x, gated_ffn(x, *params, activation=activation))

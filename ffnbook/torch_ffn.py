@@ -105,7 +105,11 @@ def numpy_torch_max_diff(x: np.ndarray, params: FFNParams, activation: str = "re
 
     params = check_params(*params)
     module = PositionwiseFFN.from_numpy(params, activation)
-    expected = ffn(x, *params, activation=activation)
+    return module_max_diff(module, x, ffn(x, *params, activation=activation))
+
+
+def module_max_diff(module: nn.Module, x: np.ndarray, expected: np.ndarray) -> float:
+    """Largest ``|module(x) - expected|``, with ``x`` a NumPy array, run without gradients."""
     with torch.no_grad():
         got = module(torch.from_numpy(np.ascontiguousarray(x))).numpy()
     return float(np.max(np.abs(got - expected)))
