@@ -223,3 +223,10 @@ def allowed_to_differ(*sites: Path) -> set[str]:
                 allowed |= {img["src"] for img in soup_of(site, name).find_all("img")
                             if img["src"].startswith("_images/")}
     return allowed
+
+
+def glued_in(site: Path, name: str, section_id: str) -> list[str]:
+    """The glued values of one section of a page, in reading order."""
+    section = soup_of(site, name).find("section", id=section_id)
+    assert section is not None, f"no section {section_id!r} on {name}.html"
+    return [span.get_text() for span in section.find_all("span", class_="pasted-text")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sitecheck import number, soup_of
+from sitecheck import glued_in, number, soup_of
 
 import ffnbook
 from ffnbook import activations, position_independence, width
@@ -18,11 +18,6 @@ from ffnbook.models import get_model
 PAGE = "exercises"
 
 
-def glued_in(site, section_id: str) -> list[str]:
-    """The glued values of one section of the page, in reading order."""
-    section = soup_of(site, PAGE).find("section", id=section_id)
-    assert section is not None, f"no section {section_id!r} on {PAGE}.html"
-    return [span.get_text() for span in section.find_all("span", class_="pasted-text")]
 
 
 def test_solutions_are_folded(site):
@@ -42,7 +37,7 @@ def test_solutions_are_folded(site):
 
 def test_exercise_1_parameter_counts(site):
     d, h = 384, 6
-    shown = glued_in(site, "exercise-1-parameter-counts-at-your-own-widths")
+    shown = glued_in(site, PAGE, "exercise-1-parameter-counts-at-your-own-widths")
     expected = [f"{d}", f"{h}", f"{4 * d * d:,}"]
     for d_ff in (4 * d, 5 * d // 2):
         ffn = 2 * d * d_ff + d_ff + d  # written out, not through ffnbook
@@ -58,14 +53,14 @@ def test_exercise_2_change_one_token(site):
     moves = [position_independence.movement_by_position(layer, x, 1, seed=s) for s in range(5)]
     others = max(ffnbook.change_one_token(layer, x, p, seed=s).other_positions
                  for p in range(6) for s in range(5))
-    shown = glued_in(site, "exercise-2-change-one-token")
+    shown = glued_in(site, PAGE, "exercise-2-change-one-token")
     assert shown == ["5", f"{max(m[0] for m in moves):.1e}", f"{min(m[1] for m in moves):.3f}",
                      f"{others:.1e}"]
     assert number(shown[1]) < 1e-12 and number(shown[3]) < 1e-12 and number(shown[2]) > 0.01
 
 
 def test_exercise_3_linear_collapse(site):
-    shown = glued_in(site, "exercise-3-the-linear-collapse")
+    shown = glued_in(site, PAGE, "exercise-3-the-linear-collapse")
     params = ffnbook.init_ffn_params(64, 256, seed=3)
     samples = ffnbook.random_tokens((200, 64), seed=5)
     gelu_fit = activations.best_affine_fit(samples, ffnbook.ffn(samples, *params, activation="gelu"))
@@ -84,7 +79,7 @@ def test_exercise_5_swiglu_at_llama_widths(site):
     d, d_ff = llama.d_model, llama.d_ff
     assert width.llama_ffn_width(d) == d_ff
     swiglu, classic = 3 * d * d_ff, 2 * d * 4 * d
-    shown = glued_in(site, "exercise-5-a-swiglu-ffn-at-llama-s-widths")
+    shown = glued_in(site, PAGE, "exercise-5-a-swiglu-ffn-at-llama-s-widths")
     assert shown == [f"{d}", f"{8 * d // 3}", f"{d_ff}", f"{d_ff / d:.4f}", f"{swiglu:,}",
                      f"{classic:,}", f"{swiglu / classic:.4f}", f"{llama.n_layers}",
                      f"{llama.n_layers * swiglu:,}"]
@@ -101,7 +96,7 @@ def test_exercise_6_reshape_test_on_torch(site):
     with torch.no_grad():
         ffn_gap = (ffn_module(x) - ffn_module(folded).reshape(B, T, D)).abs().max().item()
         attn_gap = (attn(x, x, x)[0] - attn(folded, folded, folded)[0].reshape(B, T, D)).abs().max().item()
-    shown = glued_in(site, "exercise-6-the-reshape-test-on-a-pytorch-module")
+    shown = glued_in(site, PAGE, "exercise-6-the-reshape-test-on-a-pytorch-module")
     assert shown == ["4", "7", f"{ffn_gap:.1e}", f"{attn_gap:.3f}"]
     assert number(shown[2]) < 1e-12 < 0.1 < number(shown[3])
 
@@ -109,7 +104,7 @@ def test_exercise_6_reshape_test_on_torch(site):
 def test_exercise_7_ffn_share(site):
     t5 = get_model("T5-base v1.1")
     d, f = t5.d_model, t5.d_ff
-    shown = glued_in(site, "exercise-7-predict-the-ffn-s-share-of-a-block")
+    shown = glued_in(site, PAGE, "exercise-7-predict-the-ffn-s-share-of-a-block")
     # Predicted on paper: 4/7 for a classic FFN at 8/3 d, 2/3 for a gated one.
     assert shown == [f"{d}", f"{f}", "4", "7", f"{4 / 7:.1%}", "2", "3", f"{2 / 3:.1%}"]
     classic, attn = ffnbook.ffn_param_count(d, f, bias=False), ffnbook.attention_param_count(d, t5.n_heads)
@@ -122,7 +117,7 @@ def test_exercise_8_which_positions_move(site):
     attn = ffnbook.attention_layer(ffnbook.init_attention_params(64, seed=23), n_heads=4)
     ffn_moved = position_independence.movement_by_position(ffn, x, 0)
     attn_moved = position_independence.movement_by_position(attn, x, 0)
-    shown = glued_in(site, "exercise-8-which-positions-move")
+    shown = glued_in(site, PAGE, "exercise-8-which-positions-move")
     assert shown == [f"{ffn_moved[0]:.3f}", f"{max(ffn_moved[1:]):.1e}", "6",
                      f"{min(attn_moved[1:]):.3f}"]
     assert number(shown[1]) < 1e-12 and number(shown[3]) > 0.001

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sitecheck import glued_after, number, page_text, soup_of
+from sitecheck import glued_after, glued_in, number, page_text, soup_of
 
 import ffnbook
 from ffnbook import compute, model_parameters
@@ -11,10 +11,6 @@ from ffnbook.models import get_model
 PAGE = "summary"
 
 
-def glued_in(site, section_id: str) -> list[str]:
-    section = soup_of(site, PAGE).find("section", id=section_id)
-    assert section is not None, f"no section {section_id!r} on {PAGE}.html"
-    return [span.get_text() for span in section.find_all("span", class_="pasted-text")]
 
 
 def test_interview_answers_are_folded(site):
@@ -32,7 +28,7 @@ def test_tldr_ratio(site):
 
 
 def test_parameter_shares_of_real_models(site):
-    shown = glued_in(site, "common-mistakes-don-t-say-this")
+    shown = glued_in(site, PAGE, "common-mistakes-don-t-say-this")
     names = ("GPT-2 small", "GPT-3 175B", "Mistral 7B", "Mixtral 8x7B")
     shares = [model_parameters.parameter_breakdown(get_model(n)).ffn_share for n in names]
     assert shown == [f"{s:.1%}" for s in shares]
@@ -45,7 +41,7 @@ def test_parameter_shares_of_real_models(site):
 
 
 def test_moe_facts_come_from_the_model_sheet(site):
-    shown = glued_in(site, "where-you-meet-the-ffn-in-practice")
+    shown = glued_in(site, PAGE, "where-you-meet-the-ffn-in-practice")
     mixtral, deepseek = get_model("Mixtral 8x7B"), get_model("DeepSeek-V3")
     active = model_parameters.parameter_breakdown(mixtral).ffn_share_active
     assert shown == [str(mixtral.n_experts), str(mixtral.experts_per_token), f"{active:.1%}",
@@ -58,7 +54,7 @@ def test_moe_facts_come_from_the_model_sheet(site):
 def test_reference_card(site):
     d, f = 512, 2048
     ffn, attn = 2 * d * f + f + d, 4 * d * d
-    shown = glued_in(site, "reference-card")
+    shown = glued_in(site, PAGE, "reference-card")
     assert shown == [str(d), str(f), f"{ffn:,}", "8", f"{attn:,}", f"{ffn / attn:.3f}",
                      f"{ffn / (ffn + attn):.1%}", f"{4 * d * f:,}"]
     assert ffnbook.ffn_param_count(d, f) == ffn
