@@ -8,6 +8,11 @@ notebook that myst-nb executes during the build.
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
+
+# The book's own Sphinx extension lives beside the pages, not in the ffnbook package.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "docs" / "_ext"))
 
 project = "The Transformer Feed-Forward Network"
 author = "the ffnbook authors"
@@ -20,16 +25,14 @@ extensions = [
     "sphinx_design",  # dropdowns for folded answers, grids and cards
     "sphinx.ext.autodoc",  # the API page documents ffnbook from its docstrings
     "sphinx.ext.napoleon",  # NumPy-style docstring sections
-    "ffnbook.sphinxext.mathml",  # math rendered to MathML at build time: no CDN, no script
-    "ffnbook.sphinxext.glossary",  # the glossary page, rendered from ffnbook/data/glossary.yml
-    "ffnbook.sphinxext.readertools",  # term tooltips by expertise level, self-checks, downloads
-    "ffnbook.sphinxext.execution",  # cache keyed on ffnbook + requirements: fast and never stale
-    "ffnbook.sphinxext.staticsite",  # light, offline, findable pages: icons, scripts, sitemap, meta
+    # The book's own extension (docs/_ext/bookext): MathML math, the glossary page and
+    # tooltips, self-checks, the execution-cache rules, light offline pages.
+    "bookext",
 ]
 
 # --- Execution (myst-nb) -----------------------------------------------------
 # Execute a page only when its code, ffnbook or the requirements changed; the
-# cache key rules live in ffnbook/sphinxext/execution.py.
+# cache key rules live in docs/_ext/bookext/execution.py.
 nb_execution_mode = "cache"
 # A page that has not finished in this many seconds is a bug, not a slow page.
 nb_execution_timeout = 300
@@ -91,7 +94,9 @@ html_theme_options = {
     },
 }
 html_context = {"default_mode": "auto"}  # follow the reader's light/dark preference
-html_favicon = "ffnbook/sphinxext/static/favicon.svg"
+html_static_path = ["docs/_static"]  # the book's CSS and reader-tools script (relative to conf.py)
+html_favicon = "docs/_static/favicon.svg"
 html_sourcelink_suffix = ""  # sources download as page.md, not page.md.txt
 html_last_updated_fmt = None  # no build date in pages: two builds of one source match
-exclude_patterns = ["_build", "jupyter_execute", ".ipynb_checkpoints", "**/.ipynb_checkpoints"]
+exclude_patterns = ["_build", "_ext", "_static", "_templates", "jupyter_execute", ".ipynb_checkpoints",
+                    "**/.ipynb_checkpoints"]

@@ -49,6 +49,37 @@ def page_text(site: Path, name: str) -> str:
     return " ".join(soup_of(site, name).find("article").get_text(" ").split())
 
 
+def glue_data(site: Path, name: str) -> dict:
+    """Every value page ``name`` glued, by key, as myst-nb recorded it when the page executed.
+
+    myst-nb writes each executed page's glue outputs to
+    ``<build>/jupyter_execute/<name>.glue.json`` (``site`` is ``<build>/html``).
+    """
+    import json
+
+    path = site.parent / "jupyter_execute" / f"{name}.glue.json"
+    assert path.exists(), f"{name} glued nothing (no {path})"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def glued(site: Path, name: str, key: str):
+    """The value glued under ``key`` on page ``name``: a Python int, float, str, tuple...
+
+    Looked up by key, so the page's wording can change freely. Values are read
+    back from their ``text/plain`` form (ffnbook glues builtins, whose repr
+    round-trips exactly); anything else comes back as that text.
+    """
+    import ast
+
+    data = glue_data(site, name)
+    assert key in data, f"{name} glued no {key!r}; it glued: {sorted(data)}"
+    text = data[key]["data"].get("text/plain", "")
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
 def glued_after(site: Path, name: str, phrase: str) -> str:
     """The first glued value that follows ``phrase`` within one paragraph of the page."""
     soup = soup_of(site, name)

@@ -1,4 +1,4 @@
-"""The execution cache is fast and never stale (ffnbook/sphinxext/execution.py).
+"""The execution cache is fast and never stale (docs/_ext/bookext/execution.py).
 
 Each test builds a small book of its own with the real Makefile and conf.py,
 in a temporary copy of the project, so it can edit ffnbook there freely. The
@@ -50,7 +50,11 @@ def project(tmp_path) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__"))
     docs = copy / "docs"
     docs.mkdir()
-    shutil.copy2(ROOT / "docs" / "references.bib", docs / "references.bib")
+    # The book's build machinery, beside the pages as in the real tree.
+    for name in ("_ext", "_static"):
+        shutil.copytree(ROOT / "docs" / name, docs / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("references.bib", "glossary.yml"):
+        shutil.copy2(ROOT / "docs" / name, docs / name)
     names = [f"page{n}" for n in range(N_PAGES)]
     (docs / "index.md").write_text("# Index\n\n```{toctree}\n" + "\n".join(names) + "\n```\n")
     for n in range(N_PAGES):
@@ -114,7 +118,7 @@ def test_editing_ffnbook_re_executes_and_shows_the_new_value(project):
 def test_editing_the_extensions_re_renders_every_page_without_executing(project):
     rc, out = build(project)
     assert rc == 0, out[-4000:]
-    css = project / "ffnbook" / "sphinxext" / "static" / "ffnbook.css"
+    css = project / "docs" / "_static" / "ffnbook.css"
     css.write_text(css.read_text() + "\n/* edited */\n")
     rc, out = build(project)
     assert rc == 0, out[-4000:]

@@ -1,6 +1,6 @@
 """The glossary data file: complete, consistent and short enough to read at a glance.
 
-The file is read with PyYAML directly, independently of ffnbook.glossary's
+The file is read with PyYAML directly, independently of bookext.glossary_data's
 loader, and then once more through the loader, so both agree on it.
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ffnbook.glossary import LEVELS, load_glossary
+from bookext.glossary_data import LEVELS, load_glossary
 
-DATA = Path(__file__).resolve().parents[1] / "ffnbook" / "data" / "glossary.yml"
+DATA = Path(__file__).resolve().parents[1] / "docs" / "glossary.yml"
 MIN_ENTRIES = 45
 MIN_PER_LEVEL = 8
 MAX_CHARS = 350

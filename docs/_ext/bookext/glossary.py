@@ -1,4 +1,4 @@
-"""The ``ffnbook-glossary`` directive: the glossary page, built from ffnbook/data/glossary.yml.
+"""The ``ffnbook-glossary`` directive: the glossary page, built from docs/glossary.yml.
 
 Each entry becomes a Sphinx glossary term (so ``{term}`` references work,
 aliases included) with its level shown as a small label; the definition is
@@ -14,9 +14,9 @@ from sphinx.application import Sphinx
 from sphinx.domains.std import make_glossary_term
 from sphinx.util.docutils import SphinxDirective
 
-from ffnbook.glossary import load_glossary
+from bookext.glossary_data import load_glossary
 
-SOURCE = "ffnbook/data/glossary.yml"
+SOURCE = "docs/glossary.yml"
 
 
 class DataGlossary(SphinxDirective):

@@ -7,12 +7,13 @@ whose source changed. This extension closes both gaps, and it is the one
 place where the caching rules live:
 
 * **Dependency hash.** A SHA-256 over every file of the ``ffnbook`` package
-  (code and data) except its Sphinx extensions, and ``requirements.txt``.
+  (code and data) and ``requirements.txt``.
   The execution cache lives in ``<build>/.jupyter_cache/<hash>``, so a change
   to any of them starts an empty cache: every page executes again. Caches of
   other hashes are deleted.
-* **Re-reading.** A second hash also covers ``ffnbook/sphinxext`` (how pages
-  are rendered, not what they compute). Both are stored in Sphinx's
+* **Re-reading.** A second hash also covers the book's build machinery beside
+  the pages (``docs/_ext``, ``docs/_static``, ``docs/_templates``,
+  ``docs/glossary.yml``): how pages are rendered, not what they compute. Both are stored in Sphinx's
   environment; when either differs, every page is re-read, so editing the
   reader tools re-renders every page from the cache without executing any.
   A page whose own text changed is re-read by Sphinx as usual and, if its
@@ -43,8 +44,20 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-PACKAGE = Path(__file__).resolve().parents[1]  # the ffnbook package folder
-REQUIREMENTS = PACKAGE.parent / "requirements.txt"
+DOCS = Path(__file__).resolve().parents[2]  # docs/: the pages and, beside them, this extension
+ROOT = DOCS.parent
+PACKAGE = ROOT / "ffnbook"
+REQUIREMENTS = ROOT / "requirements.txt"
+#: How pages are rendered, not what their code computes.
+RENDERING = (DOCS / "_ext", DOCS / "_static", DOCS / "_templates", DOCS / "glossary.yml")
+
+
+def _files(path: Path) -> list[Path]:
+    """Source files under ``path`` (or ``path`` itself); compiled bytecode follows from them."""
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*")
+                  if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo"))
 
 
 def dependency_hash(
@@ -52,20 +65,16 @@ def dependency_hash(
 ) -> str:
     """SHA-256 (first 16 hex digits) of the package's files and the requirements.
 
-    Without ``rendering`` the Sphinx extensions (``sphinxext/``) are left out:
-    they change how pages look, not what their code computes. Compiled
-    bytecode and caches are skipped: they follow from the sources.
+    With ``rendering`` the book's build machinery (:data:`RENDERING`) is covered
+    too: it changes how pages look, not what their code computes.
     """
     digest = hashlib.sha256()
-    files = sorted(
-        p for p in package.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
-        and (rendering or "sphinxext" not in p.relative_to(package).parts)
-    )
-    for path in files:
-        digest.update(str(path.relative_to(package)).encode())
-        digest.update(b"\0")
-        digest.update(path.read_bytes())
+    roots = [package, *(RENDERING if rendering else ())]
+    for root in roots:
+        for path in _files(root):
+            digest.update(str(path.relative_to(root.parent)).encode())
+            digest.update(b"\0")
+            digest.update(path.read_bytes())
     if requirements.exists():
         digest.update(b"requirements.txt\0")
         digest.update(requirements.read_bytes())

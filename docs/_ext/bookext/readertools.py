@@ -30,10 +30,9 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from ffnbook.glossary import load_glossary
+from bookext.glossary_data import load_glossary
 
 logger = logging.getLogger(__name__)
-STATIC = Path(__file__).resolve().parent / "static"
 
 
 class html_element(nodes.TextElement):  # noqa: N801 - docutils node naming
@@ -85,7 +84,7 @@ class GlossaryTermRole(SphinxRole):
         term = _glossary_index().get(" ".join(target.split()).casefold())
         if term is None:
             msg = self.inliner.reporter.warning(
-                f"{target!r} is not in the glossary (ffnbook/data/glossary.yml)", line=self.lineno
+                f"{target!r} is not in the glossary (docs/glossary.yml)", line=self.lineno
             )
             return [nodes.inline(shown, shown)], [msg]
         tip_id = f"ffn-tip-{self.env.new_serialno('ffn-tip')}"
@@ -222,11 +221,6 @@ def add_reading_tools(app: Sphinx, pagename, templatename, context, doctree) -> 
     context["body"] = bar + context["body"]
 
 
-def _add_static_path(app: Sphinx, config) -> None:
-    if str(STATIC) not in config.html_static_path:
-        config.html_static_path.append(str(STATIC))
-
-
 def setup(app: Sphinx) -> dict:
     app.add_node(
         html_element,
@@ -236,7 +230,6 @@ def setup(app: Sphinx) -> dict:
     )
     app.add_role("gls", GlossaryTermRole())
     app.add_directive("self-check", SelfCheckDirective)
-    app.connect("config-inited", _add_static_path)
     app.connect("html-page-context", add_reading_tools)
     app.add_css_file("ffnbook.css")
     app.add_js_file("readertools.js", loading_method="defer")

@@ -1,8 +1,8 @@
-"""The chapter's glossary: one list of terms, each with a definition and a level.
+"""The chapter's glossary data: one list of terms, each with a definition and a level.
 
-The definitions live in ``ffnbook/data/glossary.yml``. The glossary page is
-rendered from them by ``ffnbook.sphinxext.glossary``, so the page and any
-other view of a term (such as a tooltip) read the same words.
+The definitions live in ``docs/glossary.yml``. The glossary page is rendered
+from them by :mod:`bookext.glossary` and the tooltips by
+:mod:`bookext.readertools`, so every view of a term reads the same words.
 
 A term's *level* says how expert a reader must be before the term no longer
 needs explaining: ``beginner`` terms are explained only to beginners,
@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 LEVELS = ("beginner", "intermediate", "advanced")
+
+#: The one glossary file (beside the pages it serves).
+GLOSSARY_FILE = Path(__file__).resolve().parents[2] / "glossary.yml"
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def load_glossary() -> tuple[Term, ...]:
     """Every glossary term, validated, in the file's order."""
     import yaml
 
-    text = resources.files("ffnbook").joinpath("data/glossary.yml").read_text(encoding="utf-8")
+    text = GLOSSARY_FILE.read_text(encoding="utf-8")
     return _parse(yaml.safe_load(text))
 
 

@@ -1,0 +1,30 @@
+"""The book's own Sphinx extension: everything the build adds to Sphinx, myst-nb and the theme.
+
+Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extension,
+``bookext``, whose ``setup()`` registers its parts. None of this ships with the
+``ffnbook`` package: a reader's notebook never imports it.
+
+* :mod:`bookext.mathml` -- LaTeX rendered to MathML at build time (no script, no CDN).
+* :mod:`bookext.glossary` -- the glossary page, from ``docs/glossary.yml``.
+* :mod:`bookext.readertools` -- term tooltips by expertise level, self-checks, downloads.
+* :mod:`bookext.execution` -- when a page's code is executed again (the cache rules).
+* :mod:`bookext.staticsite` -- light, offline, findable pages.
+"""
+
+from __future__ import annotations
+
+from sphinx.application import Sphinx
+
+PARTS = (
+    "bookext.mathml",
+    "bookext.glossary",
+    "bookext.readertools",
+    "bookext.execution",
+    "bookext.staticsite",
+)
+
+
+def setup(app: Sphinx) -> dict:
+    for part in PARTS:
+        app.setup_extension(part)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

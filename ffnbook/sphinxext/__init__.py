@@ -1,1 +1,0 @@
-"""Sphinx extensions used by the book's own build (not needed to use ffnbook)."""
