@@ -58,10 +58,13 @@ def new_figure(width: float = 7.0, height: float = 4.0, **subplot_kw) -> Figure:
 
 
 class BookFigure:
-    """A finished figure; displays as SVG (and as its description in plain text).
+    """A finished figure; displays as SVG, and as its description in plain text.
 
-    ``description`` is a one-line summary for text-only displays; the page's
-    ``:alt:`` text is what screen readers of the site hear.
+    ``description`` is the figure's alt text: what a reader who cannot see it
+    needs, written by the figure function from the same values it plots. Its
+    plain-text form (``repr``) is exactly that text, so a page's
+    ``{glue:figure}`` without an ``:alt:`` option uses it (the book's
+    ``bookext.figurealt``), and no number in the alt text is ever typed by hand.
     """
 
     def __init__(self, figure: Figure, description: str):
@@ -81,8 +84,13 @@ class BookFigure:
     def _repr_svg_(self) -> str:
         return self.to_svg()
 
+    @property
+    def alt(self) -> str:
+        """The alt text (the same as ``description``)."""
+        return self.description
+
     def __repr__(self) -> str:
-        return f"<BookFigure: {self.description}>"
+        return self.description
 
 
 def styled(fn):

@@ -9,6 +9,7 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.readertools` -- term tooltips by expertise level, self-checks, downloads.
 * :mod:`bookext.execution` -- when a page's code is executed again (the cache rules).
 * :mod:`bookext.staticsite` -- light, offline, findable pages.
+* :mod:`bookext.figurealt` -- alt text of glued figures from the figure functions themselves.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ PARTS = (
     "bookext.readertools",
     "bookext.execution",
     "bookext.staticsite",
+    "bookext.figurealt",
 )
 
 
