@@ -46,6 +46,14 @@ class ModelConfig:
     vocab_size: int
     vocab_size_exact: bool  #: False where the source gives a rounded size ("~37000", "256k")
     total_params_reported: str  #: as the source states it, e.g. "175.0B" or "?"
+    #: Tokens per sequence in pre-training (the context the model was trained on),
+    #: ``None`` where the vetted sources do not give it.
+    context_length: int | None = None
+    #: Sliding-window span of every attention layer (Mistral 7B); ``None`` for full
+    #: attention, or when a model restricts some layers to a band of unknown size
+    #: (then ``attention_window_known`` is False: GPT-3's banded layers).
+    attention_window: int | None = None
+    attention_window_known: bool = True
 
     @property
     def gated(self) -> bool:
@@ -64,6 +72,18 @@ class ModelConfig:
     def d_head(self) -> int:
         """d_model / n_heads. Not PaLM's real head size, which the sheet does not confirm."""
         return self.d_model // self.n_heads
+
+    @property
+    def attention_span(self) -> int | None:
+        """How many positions one token's attention can reach in a layer.
+
+        The sliding window if there is one, else the training context; ``None``
+        if unknown."""
+        if not self.attention_window_known:
+            return None
+        if self.attention_window is not None and self.context_length is not None:
+            return min(self.attention_window, self.context_length)
+        return self.attention_window or self.context_length
 
     @property
     def ffn_ratio(self) -> float:
@@ -142,6 +162,12 @@ def _parse_row(row: dict) -> ModelConfig:
     else:
         raise ValueError(f"models.csv: {name} vocab_size {vocab_cell!r} is not understood")
 
+    context_cell = row.get("context_length", "?").strip()
+    context_length = None if context_cell == "?" else _int(context_cell, f"{name} context_length")
+    window_cell = row.get("attention_window", "n/a").strip()
+    window_known = window_cell != "?"
+    window = None if window_cell in ("n/a", "?") else _int(window_cell, f"{name} attention_window")
+
     return ModelConfig(
         name=name,
         year=_int(row["year"], f"{name} year"),
@@ -165,6 +191,9 @@ def _parse_row(row: dict) -> ModelConfig:
         vocab_size=vocab,
         vocab_size_exact=exact,
         total_params_reported=row["total_params_reported"],
+        context_length=context_length,
+        attention_window=window,
+        attention_window_known=window_known,
     )
 
 
