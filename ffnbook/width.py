@@ -174,6 +174,110 @@ def width_table(include_moe: bool = False):
     )
 
 
+def width_counts(rows=None) -> dict:
+    """How many dense models of the sheet have a classic or a gated FFN, and where they sit.
+
+    Keys (plain ints): ``models``, ``classic``, ``classic_at_4`` (ratio exactly
+    four), ``gated``, ``gated_below_4``, ``gated_at_4``.
+
+    >>> c = width_counts([{"gated": False, "ratio": 4.0}, {"gated": True, "ratio": 8 / 3}])
+    >>> c["classic_at_4"], c["gated_below_4"]
+    (1, 1)
+    """
+    rows = width_rows() if rows is None else rows
+    classic = [r for r in rows if not r["gated"]]
+    gated = [r for r in rows if r["gated"]]
+    return {
+        "models": len(rows),
+        "classic": len(classic),
+        "classic_at_4": sum(r["ratio"] == 4 for r in classic),
+        "gated": len(gated),
+        "gated_below_4": sum(r["ratio"] < 4 for r in gated),
+        "gated_at_4": sum(r["ratio"] == 4 for r in gated),
+    }
+
+
+def ffn_weights_in_d2(d_ff: int, d_model: int, gated: bool) -> float:
+    """An FFN's weight count in units of ``d_model²``: ``3·d_ff/d_model`` gated, ``2·d_ff/d_model`` classic.
+
+    >>> ffn_weights_in_d2(3072, 768, gated=False), ffn_weights_in_d2(2048, 768, gated=True)
+    (8.0, 8.0)
+    """
+    d_ff = require_positive_int(d_ff, "d_ff")
+    d_model = require_positive_int(d_model, "d_model")
+    return (3 if gated else 2) * d_ff / d_model
+
+
+def excess_over_classic_budget(d_ff: int, d_model: int, gated: bool = True,
+                               classic_multiple: float = 4.0) -> float:
+    """How much larger an FFN is than a classic one of width ``classic_multiple·d_model``.
+
+    The classic FFN holds ``2·classic_multiple`` units of ``d_model²`` (8 at the
+    usual 4x); the result is this FFN's units over that, minus one, so 0 means
+    "the same budget" and 0.31 means "31% more weights".
+
+    >>> excess_over_classic_budget(2048, 768)  # T5 v1.1: exactly the budget
+    0.0
+    >>> excess_over_classic_budget(11008, 4096) == 3 * 11008 / (8 * 4096) - 1  # LLaMA-1 7B
+    True
+    """
+    if not classic_multiple > 0:
+        raise ValueError(f"classic_multiple must be positive, got {classic_multiple}")
+    return ffn_weights_in_d2(d_ff, d_model, gated) / (2 * classic_multiple) - 1
+
+
+def d_model_at_fixed_budget(params_per_layer: float, ffn_ratio: float, attn_ratio: float = 1.0) -> float:
+    """The model width that keeps a block's weights at ``params_per_layer`` for a given FFN ratio.
+
+    Kaplan et al. count a block's non-embedding weights as
+    ``2·d_model·(2·d_attn + d_ff)``; with ``d_ff = ffn_ratio·d_model`` and
+    ``d_attn = attn_ratio·d_model`` that is ``2·(2·attn_ratio + ffn_ratio)·d_model²``,
+    solved here for ``d_model``. Widening the FFN at a fixed budget narrows the
+    model: this is how they varied ``d_ff`` while holding the size fixed.
+
+    >>> d_model_at_fixed_budget(12 * 768**2, 4.0)  # the standard shape: 12·d_model² per block
+    768.0
+    """
+    for value, name in ((params_per_layer, "params_per_layer"), (ffn_ratio, "ffn_ratio"),
+                        (attn_ratio, "attn_ratio")):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return float(math.sqrt(params_per_layer / (2 * (2 * attn_ratio + ffn_ratio))))
+
+
+def fixed_budget_rows(params_per_layer: float, ffn_ratios=(1.0, 2.0, 4.0, 8.0, 16.0)) -> list[dict]:
+    """:func:`d_model_at_fixed_budget` for several FFN ratios, with the resulting ``d_ff``.
+
+    Each row: ``ratio``, ``d_model``, ``d_ff`` (floats; a real model would
+    round them) and the FFN's share of the block's weights,
+    ``ratio / (2 + ratio)``.
+
+    >>> [round(r["ffn_share"], 4) for r in fixed_budget_rows(12 * 768**2, (4.0,))]
+    [0.6667]
+    """
+    rows = []
+    for ratio in ffn_ratios:
+        d_model = d_model_at_fixed_budget(params_per_layer, float(ratio))
+        rows.append({"ratio": float(ratio), "d_model": d_model, "d_ff": float(ratio) * d_model,
+                     "ffn_share": float(ratio) / (2 + float(ratio))})
+    return rows
+
+
+def fixed_budget_table(params_per_layer: float, ffn_ratios=(1.0, 2.0, 4.0, 8.0, 16.0)):
+    """:func:`fixed_budget_rows` as a table for a page."""
+    from .display import MarkdownTable
+
+    return MarkdownTable(
+        fixed_budget_rows(params_per_layer, ffn_ratios),
+        [
+            ("d_ff / d_model", "ratio", "g"),
+            ("d_model at the budget", "d_model", ",.0f"),
+            ("d_ff at the budget", "d_ff", ",.0f"),
+            ("FFN share of the block", "ffn_share", ".1%"),
+        ],
+    )
+
+
 def gated_budget(d_model: int, classic_multiple: float = 4.0) -> dict:
     """Weights of a classic two-matrix FFN against a gated three-matrix one of 2/3 the width.
 
@@ -234,7 +338,22 @@ def width_figure() -> BookFigure:
         ],
         loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=9,
     )
-    description = "Horizontal bars of d_ff/d_model for " + ", ".join(
-        f"{r['model']} ({r['ratio']:.2f}{', gated' if r['gated'] else ''})" for r in rows
+    return BookFigure(fig, _width_alt(rows))
+
+
+def _width_alt(rows) -> str:
+    """The width figure's alt text, from the same rows the bars are drawn from."""
+    counts = width_counts(rows)
+
+    def listed(selected):
+        return "; ".join(f"{r['model']} {r['ratio']:.2f}" for r in selected)
+
+    classic = [r for r in rows if not r["gated"]]
+    gated = [r for r in rows if r["gated"]]
+    return (
+        f"Horizontal bar chart of d_ff divided by d_model for {counts['models']} dense models, "
+        f"with dashed lines at 4 and at 8/3. {counts['classic']} models have a classic two-matrix FFN "
+        f"(solid bars), {counts['classic_at_4']} of them exactly at 4: {listed(classic)}. "
+        f"{counts['gated']} have a gated three-matrix FFN (hatched bars), "
+        f"{counts['gated_below_4']} of them below 4: {listed(gated)}."
     )
-    return BookFigure(fig, description)
