@@ -2,9 +2,13 @@
 
 Conventions: forward pass only, one multiply-add counts as two FLOPs, and
 costs are *per token*. A matrix product of an ``(m, k)`` by a ``(k, n)``
-matrix therefore costs ``2·m·k·n`` FLOPs. Biases, activations, softmax and
-normalisation are lower-order terms and are left out, as in the usual
-"2N FLOPs per token" rule of Kaplan et al. (2020).
+matrix therefore costs ``2·m·k·n`` FLOPs. Biases, activations and
+normalisation cost a few operations per element of a vector of width
+``d_model`` or ``d_ff``; the softmax costs a few per attention score, that is
+per position and per head (``n_ctx·n_heads`` scores per token, see
+:func:`softmax_scores_per_token`), which grows with the sequence like the
+score products but is ``4·d_head`` times smaller than them. All of these are
+left out, as in the usual "2N FLOPs per token" rule of Kaplan et al. (2020).
 
 * The FFN multiplies each token's vector by each of its weight matrices once,
   so it costs twice its weight count per token, whatever the sequence length.
@@ -42,6 +46,7 @@ UNCONFIRMED_HEAD_SIZE = {"PaLM 540B": "head size unknown"}
 #: Attention spans shorter than the context (Mistral 7B's sliding window, from
 #: its HF MistralConfig defaults and the paper's Table 1): each token's score
 #: cost stops growing at the window, so the crossover may never be reached.
+#: The window itself is the sheet's ``attention_window`` column.
 ATTENTION_NOTES = {"Mistral 7B": "sliding window"}
 
 
@@ -154,6 +159,71 @@ def crossover_length(ffn_flops: int, n_heads: int, d_head: int, d_head_v: int | 
     return ffn_flops / (2 * n_heads * (d_head + d_head_v))
 
 
+def softmax_scores_per_token(n_ctx: int, n_heads: int) -> int:
+    """How many attention scores one token's softmax normalises: one per position and head.
+
+    The softmax's cost (an exponential, a sum and a division per score) grows
+    with ``n_ctx · n_heads``, not with the model width. Per score it is a few
+    operations, against the ``2·(d_head + d_head_v)`` FLOPs of the products
+    ``Q Kᵀ`` and ``A V`` that produce and use it (:func:`softmax_share_of_score_flops`).
+
+    >>> softmax_scores_per_token(1024, 12)
+    12288
+    """
+    n_ctx = require_positive_int(n_ctx, "n_ctx")
+    n_heads = require_positive_int(n_heads, "n_heads")
+    return n_ctx * n_heads
+
+
+def softmax_share_of_score_flops(d_head: int, d_head_v: int | None = None) -> float:
+    """Softmax scores per FLOP of ``Q Kᵀ`` and ``A V``: ``1 / (2·(d_head + d_head_v))``.
+
+    Independent of ``n_ctx``: the softmax grows with the sequence exactly as the
+    score products do, at this fixed fraction of their count.
+
+    >>> softmax_share_of_score_flops(64)  # 1 / (4·64)
+    0.00390625
+    """
+    d_head = require_positive_int(d_head, "d_head")
+    d_head_v = d_head if d_head_v is None else require_positive_int(d_head_v, "d_head_v")
+    return 1 / (2 * (d_head + d_head_v))
+
+
+def kaplan_context_ratio(n_ctx: int, d_model: int, d_attn: int | None = None, d_ff: int | None = None) -> float:
+    """Kaplan et al.'s context term over their parameter term, per layer.
+
+    Per layer their forward cost is ``2·2·d_model·(2·d_attn + d_ff)`` for the
+    weights plus ``2·n_ctx·d_attn`` for the context. With the standard shape
+    ``d_attn = d_model``, ``d_ff = 4·d_model`` the ratio is ``n_ctx / (12·d_model)``,
+    which is below one exactly when ``d_model > n_ctx/12``, their condition for
+    leaving the context term out.
+
+    >>> kaplan_context_ratio(1024, 768)  # GPT-2 small: 1024 / 9216
+    0.1111111111111111
+    >>> kaplan_context_ratio(12 * 768, 768)
+    1.0
+    """
+    n_ctx = require_positive_int(n_ctx, "n_ctx")
+    d_model = require_positive_int(d_model, "d_model")
+    d_attn = d_model if d_attn is None else require_positive_int(d_attn, "d_attn")
+    d_ff = 4 * d_model if d_ff is None else require_positive_int(d_ff, "d_ff")
+    return (2 * n_ctx * d_attn) / (2 * 2 * d_model * (2 * d_attn + d_ff))
+
+
+def kaplan_crossover_length(ffn_flops: int, d_attn: int) -> float:
+    """Context length at which Kaplan et al.'s context term ``2·n·d_attn`` equals the FFN's FLOPs.
+
+    Their term counts ``Q Kᵀ`` alone, so this is twice :func:`crossover_length`
+    for heads whose value width equals their query/key width.
+
+    >>> kaplan_crossover_length(ffn_flops_per_token(768, 3072), 768)
+    6144.0
+    """
+    ffn_flops = _positive_number(ffn_flops, "ffn_flops")
+    d_attn = require_positive_int(d_attn, "d_attn")
+    return ffn_flops / (2 * d_attn)
+
+
 def kaplan_forward_flops_per_token(n_params: int, n_layers: int, n_ctx: int, d_attn: int) -> int:
     """Kaplan et al.'s estimate ``C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn``.
 
@@ -178,6 +248,13 @@ def model_crossover(model) -> dict:
     (``experts_per_token`` routed plus ``n_shared_experts`` shared experts of
     width ``d_ff``), else its dense FFN. ``crossover`` is ``None`` for models
     whose head size is not confirmed, with the reason in ``note``.
+
+    Also reported: ``context_length`` (the pre-training context, ``None`` if the
+    sheet does not give it), ``attention_span`` (the most positions a token's
+    attention reaches: the sliding window if there is one, else the context),
+    ``beyond_context`` (whether the crossover lies beyond the training context)
+    and ``reachable`` (whether any token's score cost can reach the FFN's
+    within the span; ``False`` for a window shorter than the crossover).
     """
     for field in ("name", "d_model", "n_heads", "d_ff", "gated"):
         if not hasattr(model, field):
@@ -199,6 +276,11 @@ def model_crossover(model) -> dict:
         "crossover": None,
         "crossover_over_d_ff": None,
         "note": "",
+        "context_length": getattr(model, "context_length", None),
+        "attention_span": getattr(model, "attention_span", None),
+        "attention_window": getattr(model, "attention_window", None),
+        "beyond_context": None,
+        "reachable": None,
     }
     if model.name in UNCONFIRMED_HEAD_SIZE:
         row["note"] = UNCONFIRMED_HEAD_SIZE[model.name]
@@ -216,6 +298,14 @@ def model_crossover(model) -> dict:
         crossover=crossover,
         crossover_over_d_ff=crossover / d_ff,
     )
+    if row["context_length"] is not None:
+        row["beyond_context"] = crossover > row["context_length"]
+    if row["attention_span"] is not None:
+        row["reachable"] = crossover <= row["attention_span"]
+    if row["attention_window"] is not None and not row["reachable"]:
+        row["note"] = f"sliding window {row['attention_window']:,}: never reached"
+    elif not getattr(model, "attention_window_known", True):
+        row["note"] = "some layers banded (size not given)"
     return row
 
 
@@ -226,6 +316,26 @@ def crossover_rows(models=None) -> list[dict]:
 
         models = load_models()
     return [model_crossover(m) for m in models]
+
+
+def crossover_context_counts(rows=None) -> dict:
+    """How the crossovers compare with the contexts the models were trained on.
+
+    Counts (plain ints) over rows with both a crossover and a training context:
+    ``known``, ``beyond_context`` (crossover longer than the context) and
+    ``within_context``; ``never_reached`` counts rows whose sliding window is
+    shorter than their crossover.
+
+    >>> crossover_context_counts([{"crossover": 10.0, "context_length": 5, "beyond_context": True,
+    ...                            "reachable": False, "attention_window": 4}])
+    {'known': 1, 'beyond_context': 1, 'within_context': 0, 'never_reached': 1}
+    """
+    rows = crossover_rows() if rows is None else rows
+    known = [r for r in rows if r["crossover"] is not None and r["context_length"] is not None]
+    beyond = sum(bool(r["beyond_context"]) for r in known)
+    never = sum(r["attention_window"] is not None and r["reachable"] is False for r in rows)
+    return {"known": len(known), "beyond_context": beyond, "within_context": len(known) - beyond,
+            "never_reached": never}
 
 
 def crossover_table(models=None):
@@ -248,6 +358,7 @@ def crossover_table(models=None):
             ("query/key width", "d_attn", maybe(",d")),
             ("crossover n*", "crossover", maybe(",.0f")),
             ("n* / d_ff", "crossover_over_d_ff", maybe(".2f")),
+            ("trained context", "context_length", maybe(",d")),
             ("note", "note", "s"),
         ],
     )
@@ -491,10 +602,25 @@ def timing_figure(timing: TimingResult) -> BookFigure:
     ax.set_ylabel("time per forward call (ms, log scale)")
     ax.set_title(f"FFN vs attention scores, d_model = {timing.d_model}, d_ff = {timing.d_ff}")
     ax.legend(loc="upper left", fontsize=9)
-    return BookFigure(
-        fig,
-        "Measured time of the FFN grows linearly and of attention scores quadratically with sequence "
-        "length; the FLOP model predicts their crossing at d_ff.",
+    return BookFigure(fig, _timing_alt(timing, crossing))
+
+
+def _timing_alt(timing: TimingResult, crossing: float | None) -> str:
+    """The timing figure's alt text, from the same measurements it plots."""
+    try:
+        ffn_slope, attention_slope = growth_exponents(timing)
+        slopes = (f"The FFN's measured times rise along a line of fitted slope {ffn_slope:.2f}, attention's "
+                  f"along a steeper one of slope {attention_slope:.2f}")
+    except ValueError:  # too few long sequences to fit a slope
+        slopes = "The FFN's measured times rise more slowly than attention's"
+    measured = ("the measured curves do not cross in this range" if crossing is None
+                else f"a dash-dotted line marks where the measured curves cross, at about {crossing:,.0f} tokens")
+    return (
+        f"Log-log plot of time per forward call against sequence length, from {timing.seq_lens[0]:,} "
+        f"to {timing.seq_lens[-1]:,} tokens, for an FFN with d_model {timing.d_model:,} and d_ff "
+        f"{timing.d_ff:,} and for attention's scores with {timing.n_heads} heads. {slopes}; dashed lines "
+        "show the FLOP model's prediction for each. A dotted vertical "
+        f"line at d_ff marks where the FLOP model puts the crossing, and {measured}."
     )
 
 

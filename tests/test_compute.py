@@ -225,3 +225,55 @@ def test_bad_input_is_named(call, error, message):
 def test_crossover_length_is_a_float():
     assert isinstance(compute.crossover_length(1000, 1, 5), float)
     assert math.isclose(compute.crossover_length(1000, 1, 5), 1000 / (4 * 5))
+
+
+# --- softmax, Kaplan's condition, contexts and windows ----------------------------------------
+
+
+def test_softmax_scores_and_their_fraction():
+    assert compute.softmax_scores_per_token(1024, 12) == 12 * 1024
+    # One score per FLOP count 2·(d_head + d_head_v) of the two products.
+    assert compute.softmax_share_of_score_flops(64) == 1 / 256
+    assert compute.softmax_share_of_score_flops(192, 128) == 1 / 640
+    scores = compute.attention_score_flops_per_token(1024, 12, d_model=768)
+    assert compute.softmax_scores_per_token(1024, 12) / scores == compute.softmax_share_of_score_flops(64)
+    with pytest.raises(ValueError):
+        compute.softmax_scores_per_token(0, 12)
+
+
+def test_kaplan_context_ratio_is_n_ctx_over_12_d_model():
+    # Kaplan et al. §2.1: context term 2·n_ctx·d_model per layer against 2·12·d_model² of weights.
+    for n_ctx, d_model in ((1024, 768), (2048, 12288), (8192, 512)):
+        assert compute.kaplan_context_ratio(n_ctx, d_model) == pytest.approx(n_ctx / (12 * d_model))
+    assert compute.kaplan_context_ratio(12 * 1024, 1024) == pytest.approx(1.0)
+    # With d_ff = 2·d the layer holds 2·d·(2·d + 2·d) = 8·d² weights: the ratio is n_ctx / (8·d_model).
+    assert compute.kaplan_context_ratio(1024, 768, d_ff=2 * 768) == pytest.approx(1024 / (8 * 768))
+
+
+def test_kaplan_crossover_is_twice_ours():
+    ffn = compute.ffn_flops_per_token(768, 3072)
+    assert compute.kaplan_crossover_length(ffn, 768) == 2 * compute.crossover_length(ffn, 12, 64) == 6144
+
+
+def test_crossover_rows_know_the_contexts():
+    rows = {r["model"]: r for r in compute.crossover_rows()}
+    gpt2 = rows["GPT-2 small"]
+    assert gpt2["context_length"] == 1024 and gpt2["beyond_context"] is True and gpt2["reachable"] is False
+    mistral = rows["Mistral 7B"]
+    # Mistral 7B Table 1: window 4096, context 8192; its gated crossover is 1.5 · 14336 = 21504.
+    assert mistral["attention_window"] == 4096 and mistral["attention_span"] == 4096
+    assert mistral["crossover"] == 21504 and mistral["reachable"] is False
+    assert "never reached" in mistral["note"]
+    assert rows["GPT-3 175B"]["reachable"] is None  # banded layers of unknown size
+    assert rows["Transformer base (Vaswani et al.)"]["beyond_context"] is None
+
+
+def test_crossover_context_counts_by_hand():
+    rows = [
+        {"crossover": 10.0, "context_length": 5, "beyond_context": True, "reachable": False, "attention_window": None},
+        {"crossover": 10.0, "context_length": 20, "beyond_context": False, "reachable": True, "attention_window": None},
+        {"crossover": None, "context_length": 20, "beyond_context": None, "reachable": None, "attention_window": None},
+        {"crossover": 10.0, "context_length": None, "beyond_context": None, "reachable": False, "attention_window": 4},
+    ]
+    assert compute.crossover_context_counts(rows) == {"known": 2, "beyond_context": 1, "within_context": 1,
+                                                      "never_reached": 1}

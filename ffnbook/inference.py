@@ -1,0 +1,319 @@
+"""What generating text costs: bytes read per decoded token, the KV cache, and 6N.
+
+When a decoder generates text one token at a time (batch size 1), every
+weight it uses is read from memory once for that token and takes part in one
+multiply-add: two FLOPs for every two bytes in bfloat16. When a processor
+can do more arithmetic per second than that many bytes per second can feed
+(:func:`measure_machine_balance` measures it on the build machine), the time
+per token is set by the bytes read, not by the FLOPs. This module counts those
+bytes for the models of the fact sheet:
+
+* the **weights** each token uses: the FFN (the active experts, for a mixture
+  of experts), attention's projections, the output head (a
+  ``vocab_size × d_model`` matrix, read in full to score every token of the
+  vocabulary) and one row of each embedding table;
+* the **KV cache**: the keys and values attention stored for every earlier
+  position, read again by every new token. The FFN keeps nothing: it is a
+  function of the current token alone, so it needs no cache.
+
+It also gives Kaplan et al.'s training estimate of ``6N`` FLOPs per token
+(forward ``2N``, backward about twice that), with ``N`` the non-embedding
+parameters a token uses, and :func:`measure_machine_balance`, which measures
+how many FLOPs one thread of the build machine does per byte it moves.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from typing import NamedTuple, Sequence
+
+from ._checks import require_positive_int
+from .model_parameters import DEEPSEEK_V3_MLA, LAYOUTS, Layout, parameter_breakdown
+from .models import ModelConfig, get_model
+from .plotting import PALETTE, BookFigure, new_figure, styled
+
+#: Bytes per stored number in each format (16-bit bfloat16 and float16, 32-bit float32).
+BYTES_PER_VALUE = {"bfloat16": 2, "float16": 2, "float32": 4}
+
+#: Decoder models shown in the chapter's figure of bytes read per token.
+DECODE_MODELS = ("GPT-2 small", "LLaMA-1 7B", "Llama-2 70B", "Mistral 7B", "Mixtral 8x7B", "DeepSeek-V3")
+
+
+def _check_decoder(model) -> ModelConfig:
+    if not isinstance(model, ModelConfig):
+        raise TypeError(f"expected an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    if model.architecture != "decoder":
+        raise ValueError(f"{model.name} is not a decoder-only model; token-by-token decoding "
+                         "is counted for decoder-only models")
+    if not model.attention_window_known:
+        raise ValueError(f"{model.name} restricts some attention layers to a band of unknown size, "
+                         "so its KV-cache reads cannot be counted")
+    return model
+
+
+def _bytes(dtype: str) -> int:
+    if dtype not in BYTES_PER_VALUE:
+        raise ValueError(f"dtype must be one of {', '.join(BYTES_PER_VALUE)}, got {dtype!r}")
+    return BYTES_PER_VALUE[dtype]
+
+
+def kv_cache_values_per_position(model: ModelConfig) -> int:
+    """Numbers the KV cache holds for one position, summed over all layers.
+
+    Standard and grouped-query attention store a key and a value of
+    ``n_kv_heads · d_head`` numbers per layer. DeepSeek-V3's latent attention
+    stores only its compressed latent (``kv_lora_rank``) and the rotary key
+    (``qk_rope_head_dim``) per layer (its report, §2.1.1).
+
+    >>> kv_cache_values_per_position(get_model("Llama-2 70B"))  # 80 · 2 · 8 · 128
+    163840
+    >>> kv_cache_values_per_position(get_model("DeepSeek-V3"))  # 61 · (512 + 64)
+    35136
+    """
+    model = _check_decoder(model)
+    if model.attention == "mla":
+        per_layer = DEEPSEEK_V3_MLA["kv_lora_rank"] + DEEPSEEK_V3_MLA["qk_rope_head_dim"]
+    else:
+        per_layer = 2 * model.n_kv_heads * model.d_head
+    return model.n_layers * per_layer
+
+
+class DecodeBytes(NamedTuple):
+    """Bytes read from memory to decode one token at batch size 1, by kind."""
+
+    model: str
+    n_ctx: int  #: positions already in the context
+    ffn: int  #: FFN weights a token uses (active experts only)
+    attention: int  #: attention projections
+    head_and_embeddings: int  #: output head plus one row of each embedding table
+    other: int  #: norms and routers
+    kv_cache: int  #: keys and values of the earlier positions (within the window)
+
+    @property
+    def weights(self) -> int:
+        return self.ffn + self.attention + self.head_and_embeddings + self.other
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.kv_cache
+
+    @property
+    def ffn_share(self) -> float:
+        """The FFN's share of all bytes read for this token."""
+        return self.ffn / self.total
+
+    @property
+    def ffn_share_of_weights(self) -> float:
+        """The FFN's share of the weight bytes alone (what a short context reads)."""
+        return self.ffn / self.weights
+
+    @property
+    def kv_share(self) -> float:
+        return self.kv_cache / self.total
+
+
+def decode_bytes_per_token(model: ModelConfig, n_ctx: int, dtype: str = "bfloat16") -> DecodeBytes:
+    """Bytes read to decode one token with ``n_ctx`` earlier positions, every number in ``dtype``.
+
+    The input embedding is a lookup, so only one row of each table is read; the
+    output head is read in full (a tied head is the embedding matrix itself,
+    read once for scoring). The KV cache of a sliding-window model holds at most
+    ``attention_window`` positions (Mistral's rolling buffer cache).
+
+    >>> b = decode_bytes_per_token(get_model("GPT-2 small"), 1)
+    >>> b.head_and_embeddings == 2 * (50257 * 768 + 2 * 768)  # head, one token row, one position row
+    True
+    """
+    model = _check_decoder(model)
+    n_ctx = require_positive_int(n_ctx, "n_ctx")
+    size = _bytes(dtype)
+    counts = parameter_breakdown(model)
+    layout = LAYOUTS.get(model.name, Layout())
+    rows_read = 1 + (1 if layout.positions else 0)
+    head = model.vocab_size * model.d_model + rows_read * model.d_model
+    cached = n_ctx if model.attention_window is None else min(n_ctx, model.attention_window)
+    return DecodeBytes(
+        model=model.name,
+        n_ctx=n_ctx,
+        ffn=size * counts.ffn_active,
+        attention=size * counts.attention,
+        head_and_embeddings=size * head,
+        other=size * (counts.norms + counts.router + counts.other),
+        kv_cache=size * cached * kv_cache_values_per_position(model),
+    )
+
+
+def decode_rows(names: Sequence[str] = DECODE_MODELS, dtype: str = "bfloat16") -> list[dict]:
+    """For each model: bytes per token at a one-position context and at its training context.
+
+    Keys: ``model``, ``context`` (the training context), ``weights_gb``
+    (gigabytes of weights read per token), ``ffn_share_short`` (the FFN's share
+    of the bytes with almost no context), ``kv_gb`` and ``ffn_share_at_context``
+    (with the full training context in the cache).
+    """
+    rows = []
+    for name in names:
+        model = get_model(name)
+        if model.context_length is None:
+            raise ValueError(f"the sheet gives no training context for {name}")
+        short = decode_bytes_per_token(model, 1, dtype)
+        full = decode_bytes_per_token(model, model.context_length, dtype)
+        rows.append({
+            "model": name,
+            "context": model.context_length,
+            "weights_gb": short.weights / 1e9,
+            "ffn_share_short": short.ffn_share_of_weights,
+            "kv_gb": full.kv_cache / 1e9,
+            "ffn_share_at_context": full.ffn_share,
+        })
+    return rows
+
+
+def decode_table(names: Sequence[str] = DECODE_MODELS, dtype: str = "bfloat16"):
+    """:func:`decode_rows` as a table for a page."""
+    from .display import MarkdownTable
+
+    return MarkdownTable(
+        decode_rows(names, dtype),
+        [
+            ("model", "model", str),
+            (f"weights read per token (GB, {dtype})", "weights_gb", ".2f"),
+            ("FFN share of the weights", "ffn_share_short", ".1%"),
+            ("training context", "context", ",d"),
+            ("KV cache read at that context (GB)", "kv_gb", ".3f"),
+            ("FFN share of all bytes at that context", "ffn_share_at_context", ".1%"),
+        ],
+    )
+
+
+def training_flops_per_token(model: ModelConfig) -> int:
+    """Kaplan et al.'s ``C ≈ 6N`` training FLOPs per token, ``N`` the non-embedding parameters a token uses.
+
+    For a mixture of experts ``N`` counts the active experts. Context-dependent
+    attention FLOPs are left out, as in the rule (their Section 2.1).
+
+    >>> training_flops_per_token(get_model("GPT-2 small")) == 6 * (124439808 - (50257 + 1024) * 768)
+    True
+    """
+    if not isinstance(model, ModelConfig):
+        raise TypeError(f"expected an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    counts = parameter_breakdown(model)
+    return 6 * (counts.total_active - counts.embeddings)
+
+
+def ffn_share_of_training_flops(model: ModelConfig) -> float:
+    """The FFN's share of :func:`training_flops_per_token`: active FFN weights over active non-embedding weights.
+
+    >>> round(ffn_share_of_training_flops(get_model("GPT-3 175B")), 3)
+    0.667
+    """
+    counts = parameter_breakdown(model)
+    return counts.ffn_active / (counts.total_active - counts.embeddings)
+
+
+@styled
+def decode_share_figure(names: Sequence[str] = DECODE_MODELS, dtype: str = "bfloat16",
+                        contexts: Sequence[int] | None = None) -> BookFigure:
+    """The FFN's share of the bytes read per decoded token, against the context length.
+
+    One line per model, from a one-position context to beyond the longest
+    training context; a marker shows each model's training context.
+    """
+    if contexts is None:
+        contexts = [2**k for k in range(0, 18)]
+    contexts = [require_positive_int(n, "each context length") for n in contexts]
+    fig = new_figure(7.2, 4.4)
+    ax = fig.add_subplot()
+    markers = "osD^vP"
+    summary = []
+    for i, name in enumerate(names):
+        model = get_model(name)
+        shares = [100 * decode_bytes_per_token(model, n, dtype).ffn_share for n in contexts]
+        colour = PALETTE[i % len(PALETTE)]
+        ax.plot(contexts, shares, color=colour, label=name)
+        at = decode_bytes_per_token(model, model.context_length, dtype).ffn_share
+        ax.plot([model.context_length], [100 * at], markers[i % len(markers)], color=colour, markersize=7)
+        summary.append(f"{name} {shares[0]:.0f}% with a one-position context, {100 * at:.0f}% at its "
+                       f"training context of {model.context_length:,} and {shares[-1]:.0f}% at {contexts[-1]:,}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("positions already in the context (log scale)")
+    ax.set_ylabel(f"FFN share of bytes read per token (%, {dtype})")
+    ax.set_ylim(0, 100)
+    ax.set_title("Decoding one token at batch size 1: where the bytes come from")
+    ax.legend(loc="lower left", fontsize=9)
+    alt = (
+        "Line chart of the FFN weights' share of all bytes read to decode one token, against the number "
+        f"of positions already in the context on a log scale from {contexts[0]:,} to {contexts[-1]:,}, "
+        "with a marker at each model's training context. The share falls as the KV cache grows: "
+        + "; ".join(summary) + "."
+    )
+    return BookFigure(fig, alt)
+
+
+# --- a measurement on the build machine -------------------------------------------------------
+
+
+def decode_flops_per_byte(dtype: str = "bfloat16", batch_size: int = 1) -> float:
+    """Arithmetic intensity of a matrix product at ``batch_size`` tokens: FLOPs per byte of weights read.
+
+    Each weight read takes part in one multiply-add (two FLOPs) per token of
+    the batch, so the intensity is ``2·batch_size / bytes_per_value``.
+
+    >>> decode_flops_per_byte("bfloat16"), decode_flops_per_byte("float32", 8)
+    (1.0, 4.0)
+    """
+    batch_size = require_positive_int(batch_size, "batch_size")
+    return 2 * batch_size / _bytes(dtype)
+
+
+class MachineBalance(NamedTuple):
+    """What one CPU thread of the build machine does per second, measured."""
+
+    flops_per_second: float  #: float32 matrix product of two n × n matrices
+    bytes_per_second: float  #: a large array copied (bytes read plus bytes written)
+
+    @property
+    def flops_per_byte(self) -> float:
+        """FLOPs the thread can do in the time it moves one byte."""
+        return self.flops_per_second / self.bytes_per_second
+
+
+def measure_machine_balance(*, n: int = 1024, copy_mib: int = 128, repeats: int = 3) -> MachineBalance:
+    """Measure one thread's matrix-product speed and memory-copy speed (medians of ``repeats``).
+
+    The copy moves ``copy_mib`` MiB, far more than a processor cache holds, so
+    it measures main memory. Single-threaded, float32, torch on the CPU; the
+    thread setting is restored afterwards. The numbers depend on the machine
+    and its load.
+    """
+    import torch
+
+    n = require_positive_int(n, "n")
+    copy_mib = require_positive_int(copy_mib, "copy_mib")
+    repeats = require_positive_int(repeats, "repeats")
+
+    def median_seconds(fn) -> float:
+        fn()  # warm-up
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return float(statistics.median(times))
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.inference_mode():
+            generator = torch.Generator().manual_seed(0)
+            a = torch.randn(n, n, generator=generator)
+            b = torch.randn(n, n, generator=generator)
+            matmul = median_seconds(lambda: a @ b)
+            src = torch.ones(copy_mib * 2**20 // 4)
+            dst = torch.empty_like(src)
+            copy = median_seconds(lambda: dst.copy_(src))
+    finally:
+        torch.set_num_threads(threads)
+    return MachineBalance(2 * n**3 / matmul, 2 * src.numel() * 4 / copy)
