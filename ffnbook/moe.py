@@ -16,13 +16,20 @@ to the position-wise FFN at all. Each expert here is the book's classic
 :func:`~ffnbook.feedforward.ffn`; real models use gated experts (Mixtral and
 DeepSeek-V3 use SwiGLU), which changes the expert, not the routing.
 
-Training-time parts of real MoE layers (noise in the router, load-balancing
-losses, expert capacity limits and dropped tokens) are left out.
+The layer itself has no capacity limit. The practical machinery of real
+MoE layers is here as separate functions: :func:`expert_capacity` and
+:func:`apply_capacity` (a fixed buffer per expert, and the token-slots that
+overflow it are dropped, as in Switch Transformers and GShard),
+:func:`switch_balance_loss` (the Switch Transformer's auxiliary
+load-balancing loss) and :func:`capacity_drop_change` (with a capacity limit,
+one token's routing can push another token out). Router noise is left out.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
+
+import math
 
 import numpy as np
 
@@ -114,11 +121,14 @@ def _check_top_k(top_k, n_experts: int) -> int:
     return top_k
 
 
-def route(x, W_router, top_k: int) -> Routing:
+def route(x, W_router, top_k: int, *, selection_bias=None) -> Routing:
     """Pick each token's ``top_k`` experts and their softmax weights.
 
     ``x`` has shape ``(..., d_model)``; the result's arrays have the same
     leading shape. Ties between equal logits go to the lower expert index.
+    ``selection_bias`` (one number per expert) is added to the logits for the
+    choice of experts only, as in DeepSeek-V3's load balancing; the weights
+    still come from the unbiased logits (see :func:`bias_balancing`).
 
     >>> W = np.array([[1.0, 0.0, -1.0]])  # one input feature, three experts
     >>> r = route(np.array([[2.0], [-2.0]]), W, top_k=2)
@@ -132,10 +142,30 @@ def route(x, W_router, top_k: int) -> Routing:
         raise ValueError(f"W_router must be 2-D (d_model, n_experts), got shape {W_router.shape}")
     top_k = _check_top_k(top_k, W_router.shape[1])
     x = check_input(x, W_router.shape[0], W_router.dtype)
-    logits = x @ W_router
-    # A stable sort of the negated logits: highest first, ties to the lower index.
-    chosen = np.argsort(-logits, axis=-1, kind="stable")[..., :top_k]
-    picked = np.take_along_axis(logits, chosen, axis=-1)
+    return route_logits(x @ W_router, top_k, selection_bias=selection_bias)
+
+
+def route_logits(logits, top_k: int, *, selection_bias=None) -> Routing:
+    """:func:`route` from router scores already computed, shape ``(..., n_experts)``.
+
+    >>> route_logits(np.array([[0.0, 1.0, 2.0]]), 1, selection_bias=[3.0, 0.0, 0.0]).experts.tolist()
+    [[0]]
+    """
+    logits = as_float_array(logits, "logits")
+    if logits.ndim < 1:
+        raise ValueError(f"logits must have shape (..., n_experts), got {logits.shape}")
+    top_k = _check_top_k(top_k, logits.shape[-1])
+    scores = logits
+    if selection_bias is not None:
+        bias = as_float_array(selection_bias, "selection_bias")
+        if bias.shape != (logits.shape[-1],):
+            raise ValueError(f"selection_bias must have one value per expert ({logits.shape[-1]},), "
+                             f"got shape {bias.shape}")
+        require_finite(bias, "selection_bias")
+        scores = logits + bias
+    # A stable sort of the negated scores: highest first, ties to the lower index.
+    chosen = np.argsort(-scores, axis=-1, kind="stable")[..., :top_k]
+    picked = np.take_along_axis(logits, chosen, axis=-1)  # the weights ignore the selection bias
     weights = np.exp(picked - picked.max(axis=-1, keepdims=True))
     weights /= weights.sum(axis=-1, keepdims=True)
     return Routing(chosen, weights, logits)
@@ -299,8 +329,10 @@ def expert_load_figure(load, top_k: int) -> BookFigure:
     ax.legend(loc="upper center", ncol=2, fontsize=9)
     return BookFigure(
         fig,
-        f"Tokens per expert under top-{top_k} routing of random tokens to {n_experts} untrained "
-        "experts; the counts are uneven around the balanced load.",
+        f"Bar chart of the token-slots the router sent to each of {n_experts} untrained experts under "
+        f"top-{top_k} routing of {sum(load) // top_k} random tokens, with a dashed line at the perfectly "
+        f"balanced load of {balanced:g}. The counts are {', '.join(map(str, load))}, between "
+        f"{min(load)} and {max(load)}.",
     )
 
 
@@ -324,3 +356,250 @@ def reported_sizes(model) -> tuple[float, float]:
     if not match:
         raise ValueError(f"{model.name}: expected 'NB total; MB active' in total_params_reported, got {cell!r}")
     return float(match.group(1)), float(match.group(2))
+
+
+# --- capacity, dropped tokens and the balancing loss ---------------------------------------------
+
+
+def expert_capacity(n_tokens: int, n_experts: int, capacity_factor: float, top_k: int = 1) -> int:
+    """Token-slots each expert can take: ``(n_tokens·top_k / n_experts) · capacity_factor``, rounded up.
+
+    Switch Transformers set an expert's buffer to the tokens per batch over the
+    number of experts, times a capacity factor (their Eq. 3, with top-1
+    routing); with top-``k`` routing each token fills ``k`` slots, so the even
+    share is ``n_tokens·top_k / n_experts``. A factor of one leaves no slack.
+
+    >>> expert_capacity(256, 8, 1.0, top_k=2), expert_capacity(256, 8, 1.25, top_k=2)
+    (64, 80)
+    """
+    n_tokens = require_positive_int(n_tokens, "n_tokens")
+    n_experts = require_positive_int(n_experts, "n_experts")
+    top_k = _check_top_k(top_k, n_experts)
+    if isinstance(capacity_factor, bool) or not isinstance(capacity_factor, (int, float)) \
+            or not (capacity_factor > 0 and math.isfinite(capacity_factor)):
+        raise ValueError(f"capacity_factor must be a positive finite number, got {capacity_factor!r}")
+    return int(math.ceil(n_tokens * top_k / n_experts * capacity_factor - 1e-9))
+
+
+class CapacityDispatch(NamedTuple):
+    """Which token-slots an expert with a fixed buffer accepted."""
+
+    kept: np.ndarray  #: bool array ``(..., top_k)``: the slot reached its expert
+    capacity: int  #: slots per expert
+    dropped_slots: int  #: slots that found their expert full
+    dropped_tokens: int  #: tokens that reached none of their experts
+    n_slots: int  #: all token-slots
+
+    @property
+    def dropped_fraction(self) -> float:
+        """Share of token-slots dropped."""
+        return self.dropped_slots / self.n_slots
+
+
+def apply_capacity(routing: Routing, n_experts: int, capacity: int) -> CapacityDispatch:
+    """Give each expert at most ``capacity`` token-slots and drop the rest.
+
+    Slots are served in a fixed order: every token's first choice before any
+    token's second choice, and within a choice in the order of the tokens
+    (positions of the flattened batch). A dropped slot contributes nothing; in a
+    transformer block the token still passes on through the residual connection.
+
+    >>> r = route(np.array([[2.0], [3.0], [-2.0]]), np.array([[1.0, 0.0, -1.0]]), top_k=1)
+    >>> d = apply_capacity(r, 3, capacity=1)  # two tokens want expert 0; the first one gets it
+    >>> d.kept.ravel().tolist(), d.dropped_slots
+    ([True, False, True], 1)
+    """
+    if not isinstance(routing, Routing):
+        raise TypeError(f"routing must be a Routing from moe_layer or route, got {type(routing).__name__}")
+    n_experts = require_positive_int(n_experts, "n_experts")
+    capacity = require_positive_int(capacity, "capacity") if capacity != 0 else 0
+    experts = np.asarray(routing.experts)
+    if experts.size and (experts.min() < 0 or experts.max() >= n_experts):
+        raise ValueError(f"routing names experts up to {int(experts.max())}, but n_experts={n_experts}")
+    flat = experts.reshape(-1, experts.shape[-1])
+    kept = np.zeros(flat.shape, dtype=bool)
+    used = np.zeros(n_experts, dtype=int)
+    for slot in range(flat.shape[1]):
+        for token in range(flat.shape[0]):
+            e = flat[token, slot]
+            if used[e] < capacity:
+                used[e] += 1
+                kept[token, slot] = True
+    return CapacityDispatch(
+        kept=kept.reshape(experts.shape),
+        capacity=int(capacity),
+        dropped_slots=int(kept.size - kept.sum()),
+        dropped_tokens=int((~kept.any(axis=1)).sum()),
+        n_slots=int(kept.size),
+    )
+
+
+def dropped_by_capacity(routing: Routing, n_experts: int, capacity_factors) -> list[dict]:
+    """Share of token-slots dropped at each capacity factor, for one routing.
+
+    >>> r = route(np.array([[2.0], [3.0], [-2.0]]), np.array([[1.0, 0.0, -1.0]]), top_k=1)
+    >>> [row["dropped_fraction"] for row in dropped_by_capacity(r, 3, [1.0, 2.0])]
+    [0.3333333333333333, 0.0]
+    """
+    n_tokens = int(np.prod(np.asarray(routing.experts).shape[:-1]))
+    top_k = int(np.asarray(routing.experts).shape[-1])
+    rows = []
+    for factor in capacity_factors:
+        capacity = expert_capacity(n_tokens, n_experts, factor, top_k)
+        d = apply_capacity(routing, n_experts, capacity)
+        rows.append({"capacity_factor": float(factor), "capacity": capacity,
+                     "dropped_fraction": d.dropped_fraction, "dropped_tokens": d.dropped_tokens})
+    return rows
+
+
+def switch_balance_loss(logits, alpha: float = 1.0) -> float:
+    """The Switch Transformer load-balancing loss, ``alpha · N · Σ_i f_i · P_i``.
+
+    ``logits`` are a router's scores ``(..., N)``. ``f_i`` is the fraction of
+    tokens whose highest-scoring expert is ``i`` (ties to the lower index),
+    ``P_i`` the mean softmax probability the router gives expert ``i``
+    (Fedus et al., Eqs. 4-6). Under uniform routing both are ``1/N`` and the
+    unscaled loss (``alpha = 1``) is 1; if every token goes to one expert with
+    certainty it is ``N``. The paper uses ``alpha = 1e-2``.
+
+    >>> round(switch_balance_loss(np.array([[5.0, 0.0], [0.0, 5.0]])), 12)  # balanced: f = P = (1/2, 1/2)
+    1.0
+    >>> round(switch_balance_loss(np.array([[50.0, 0.0], [50.0, 0.0]])), 6)  # collapsed on expert 0
+    2.0
+    """
+    logits = as_float_array(logits, "logits")
+    if logits.ndim < 1 or logits.shape[-1] < 1:
+        raise ValueError(f"logits must have shape (..., n_experts), got {logits.shape}")
+    require_finite(logits, "logits")
+    flat = logits.reshape(-1, logits.shape[-1])
+    n_experts = flat.shape[1]
+    probs = np.exp(flat - flat.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    f = np.bincount(np.argmax(flat, axis=1), minlength=n_experts) / flat.shape[0]
+    P = probs.mean(axis=0)
+    return float(alpha * n_experts * np.sum(f * P))
+
+
+class DropChange(NamedTuple):
+    """How a capacity limit lets one token's edit change other tokens' fate."""
+
+    edited_position: int  #: the token that was replaced (in the first sequence)
+    expert: int  #: the expert it was sent to, the most requested one
+    other_tokens_changed: int  #: other tokens whose set of reached experts changed
+    other_tokens_rerouted: int  #: other tokens whose chosen experts changed; none, as routing is per token
+
+
+def capacity_drop_change(params: MoEParams, x, *, top_k: int = 2, capacity_factor: float = 1.0,
+                         position: int = 0) -> DropChange:
+    """Replace one token with a copy of a token bound for the busiest expert and compare the drops.
+
+    The replaced token (at ``position`` of the first sequence, served early)
+    now competes for the busiest expert's full buffer, so another token that
+    used to get in is pushed out, although no other token's routing changed.
+    """
+    params = check_moe_params(params)
+    x = check_input(x, params.d_model, params.W_router.dtype)
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., seq_len, d_model), got {x.shape}")
+    flat = x.reshape(-1, params.d_model)
+    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) \
+            or not 0 <= position < x.shape[-2]:
+        raise ValueError(f"position must be an integer in [0, {x.shape[-2]}), got {position!r}")
+    before = route(flat, params.W_router, top_k)
+    demand = np.bincount(before.experts[:, 0], minlength=params.n_experts)
+    busiest = int(np.argmax(demand))
+    donors = [t for t in np.flatnonzero(before.experts[:, 0] == busiest) if t != position]
+    if not donors:
+        raise ValueError("no other token chose the busiest expert first; use a larger batch")
+    edited = flat.copy()
+    edited[position] = flat[donors[-1]]
+    after = route(edited, params.W_router, top_k)
+    capacity = expert_capacity(flat.shape[0], params.n_experts, capacity_factor, top_k)
+    kept_before = apply_capacity(before, params.n_experts, capacity).kept
+    kept_after = apply_capacity(after, params.n_experts, capacity).kept
+
+    def reached(routing, kept, t):
+        return frozenset(int(e) for e, k in zip(routing.experts[t], kept[t]) if k)
+
+    others = [t for t in range(flat.shape[0]) if t != position]
+    changed = sum(reached(before, kept_before, t) != reached(after, kept_after, t) for t in others)
+    rerouted = sum(not np.array_equal(before.experts[t], after.experts[t]) for t in others)
+    return DropChange(int(position), busiest, int(changed), int(rerouted))
+
+
+class BiasBalancing(NamedTuple):
+    """Loads before and after DeepSeek-V3-style bias balancing of one batch."""
+
+    bias: np.ndarray  #: the selection bias reached, one value per expert
+    load_before: list  #: token-slots per expert without a bias
+    load_after: list  #: token-slots per expert with the final bias
+    max_over_mean: list  #: the busiest expert's load over the mean load, at every step
+
+
+def bias_balancing(logits, top_k: int, *, steps: int = 200, speed: float = 0.01) -> BiasBalancing:
+    """Balance the experts' loads with a per-expert selection bias instead of a loss.
+
+    DeepSeek-V3 adds a bias ``b_i`` to each expert's score when choosing the
+    top-``k`` experts (only then: the gating weights use the unbiased scores),
+    and after each training step lowers ``b_i`` by ``speed`` if expert ``i`` was
+    overloaded and raises it by ``speed`` if it was underloaded (its report,
+    §2.1.2). Here the same rule is applied ``steps`` times to one fixed batch of
+    router scores, to show what it does to the loads; no weight is trained.
+
+    >>> r = bias_balancing(np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.5], [1.0, 0.2]]), 1, steps=100, speed=0.05)
+    >>> r.load_before, r.load_after
+    ([4, 0], [2, 2])
+    """
+    logits = as_float_array(logits, "logits")
+    flat = logits.reshape(-1, logits.shape[-1])
+    n_experts = flat.shape[1]
+    top_k = _check_top_k(top_k, n_experts)
+    steps = require_positive_int(steps, "steps")
+    if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not speed > 0:
+        raise ValueError(f"speed must be a positive number, got {speed!r}")
+    bias = np.zeros(n_experts)
+
+    def load(b):
+        return np.bincount(route_logits(flat, top_k, selection_bias=b).experts.ravel(), minlength=n_experts)
+
+    before = load(bias)
+    mean = flat.shape[0] * top_k / n_experts
+    ratios = [float(before.max() / mean)]
+    for _ in range(steps):
+        current = load(bias)
+        bias = bias - speed * np.sign(current - mean)
+        ratios.append(float(load(bias).max() / mean))
+    return BiasBalancing(bias, [int(c) for c in before], [int(c) for c in load(bias)], ratios)
+
+
+@styled
+def balancing_figure(load_before, load_after, capacity: int, top_k: int) -> BookFigure:
+    """Token-slots per expert before and after bias balancing, with one expert's capacity marked."""
+    before = [int(c) for c in load_before]
+    after = [int(c) for c in load_after]
+    if len(before) != len(after) or not before:
+        raise ValueError("load_before and load_after must be equally long, non-empty lists of counts")
+    capacity = require_positive_int(capacity, "capacity")
+    n_experts = len(before)
+    xs = np.arange(n_experts)
+    fig = new_figure(7.0, 3.8)
+    ax = fig.add_subplot()
+    ax.bar(xs - 0.2, before, width=0.4, color=PALETTE[1], label="skewed router")
+    ax.bar(xs + 0.2, after, width=0.4, color=PALETTE[0], hatch="//", edgecolor="white",
+           label="with the selection bias")
+    ax.axhline(capacity, color="#222222", linestyle="--", linewidth=1.2, label=f"capacity ({capacity})")
+    ax.set_xticks(xs, [str(i) for i in xs])
+    ax.set_xlabel("expert")
+    ax.set_ylabel(f"token-slots (top-{top_k})")
+    ax.set_ylim(0, max(max(before), capacity) * 1.3)
+    ax.grid(axis="x", visible=False)
+    ax.legend(loc="upper center", ncol=3, fontsize=9)
+    over_before = sum(max(0, c - capacity) for c in before)
+    over_after = sum(max(0, c - capacity) for c in after)
+    return BookFigure(
+        fig,
+        f"Grouped bar chart of token-slots per expert for {n_experts} experts under top-{top_k} routing, "
+        f"with a dashed line at each expert's capacity of {capacity}. The skewed router's loads are "
+        f"{', '.join(map(str, before))}: {over_before} slots above capacity. With the balancing bias "
+        f"they are {', '.join(map(str, after))}: {over_after} slots above capacity.",
+    )

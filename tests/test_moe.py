@@ -155,3 +155,94 @@ def test_figure(params, x):
 def test_bad_input_is_named(params, x, call, error, message):
     with pytest.raises(error, match=message):
         call(params, x)
+
+
+# --- capacity, dropped tokens, the balancing loss and bias balancing -------------------------
+
+
+def test_expert_capacity_by_hand():
+    # Switch Transformers Eq. 3: tokens per batch / experts × capacity factor (top-1).
+    assert moe.expert_capacity(1024, 8, 1.0) == 128
+    assert moe.expert_capacity(1024, 8, 1.25) == 160
+    assert moe.expert_capacity(256, 8, 1.25, top_k=2) == 80  # 2 slots per token
+    assert moe.expert_capacity(10, 3, 1.0) == 4  # 3.33 rounded up
+    with pytest.raises(ValueError, match="capacity_factor"):
+        moe.expert_capacity(10, 3, 0.0)
+
+
+def test_apply_capacity_serves_first_choices_first():
+    # Two tokens, top-2 over two experts; capacity 1 per expert.
+    routing = moe.Routing(np.array([[0, 1], [1, 0]]), np.full((2, 2), 0.5), np.zeros((2, 2)))
+    d = moe.apply_capacity(routing, 2, capacity=1)
+    # First choices: token 0 -> expert 0, token 1 -> expert 1; both second choices find full buffers.
+    assert d.kept.tolist() == [[True, False], [True, False]]
+    assert (d.dropped_slots, d.dropped_tokens, d.dropped_fraction) == (2, 0, 0.5)
+
+
+def test_apply_capacity_large_enough_drops_nothing(params, tokens):
+    _, routing = moe.moe_layer(tokens, params, top_k=2)
+    n_slots = routing.experts.size
+    assert moe.apply_capacity(routing, params.n_experts, n_slots).dropped_slots == 0
+    rows = moe.dropped_by_capacity(routing, params.n_experts, [0.5, 1.0, 4.0])
+    # The buffers hold n_experts · capacity slots in all; at least the rest must be dropped.
+    assert rows[0]["dropped_fraction"] >= 1 - params.n_experts * rows[0]["capacity"] / n_slots - 1e-12
+    assert rows[-1]["dropped_fraction"] == 0.0
+    assert [r["dropped_fraction"] for r in rows] == sorted((r["dropped_fraction"] for r in rows), reverse=True)
+
+
+def test_switch_balance_loss_by_hand():
+    # f = (1, 0), P = (p, 1 - p) with p = sigmoid(2): loss = 2 · p.
+    logits = np.array([[2.0, 0.0], [2.0, 0.0]])
+    p = 1 / (1 + math.exp(-2.0))
+    assert moe.switch_balance_loss(logits) == pytest.approx(2 * p)
+    assert moe.switch_balance_loss(logits, alpha=1e-2) == pytest.approx(2e-2 * p)
+    # Uniform: every token picks a different expert with equal probabilities -> minimum 1.
+    assert moe.switch_balance_loss(np.eye(4) * 3.0) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="finite"):
+        moe.switch_balance_loss(np.array([[np.nan, 0.0]]))
+
+
+def test_selection_bias_changes_choices_not_weights():
+    logits = np.array([[2.0, 1.0, 0.0]])
+    plain = moe.route_logits(logits, 2)
+    biased = moe.route_logits(logits, 2, selection_bias=[0.0, 0.0, 5.0])
+    assert plain.experts.tolist() == [[0, 1]] and biased.experts.tolist() == [[2, 0]]
+    # Weights: softmax over the *unbiased* logits of the chosen experts (0 and 2).
+    e = np.exp([0.0, 2.0])
+    assert biased.weights.tolist()[0] == pytest.approx((e / e.sum()).tolist())
+    with pytest.raises(ValueError, match="one value per expert"):
+        moe.route_logits(logits, 2, selection_bias=[1.0])
+
+
+def test_route_with_zero_bias_is_route(params, tokens):
+    a = moe.route(tokens, params.W_router, 2)
+    b = moe.route(tokens, params.W_router, 2, selection_bias=np.zeros(params.n_experts))
+    assert np.array_equal(a.experts, b.experts) and np.array_equal(a.weights, b.weights)
+
+
+def test_bias_balancing_evens_a_skewed_router():
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((400, 8))
+    logits[:, 3] += 1.0  # expert 3 favoured
+    result = moe.bias_balancing(logits, 2, steps=300, speed=0.01)
+    assert sum(result.load_before) == sum(result.load_after) == 800
+    assert max(result.load_after) < max(result.load_before)
+    assert result.bias[3] == min(result.bias)  # the favoured expert is pushed down most
+    assert result.max_over_mean[-1] < result.max_over_mean[0]
+
+
+def test_capacity_drop_change_pushes_another_token_out():
+    params = moe.init_moe_params(32, 64, 4, seed=0)
+    x = ffnbook.random_tokens((2, 32, 32), seed=1)
+    change = moe.capacity_drop_change(params, x, top_k=1, capacity_factor=1.0)
+    assert change.other_tokens_rerouted == 0  # routing itself stays per token
+    # Without a limit nothing else can change.
+    roomy = moe.capacity_drop_change(params, x, top_k=1, capacity_factor=4.0)
+    assert roomy.other_tokens_changed == 0
+    with pytest.raises(ValueError, match="position"):
+        moe.capacity_drop_change(params, x, position=99)
+
+
+def test_balancing_figure_alt_counts_overflow():
+    fig = moe.balancing_figure([10, 2], [6, 6], capacity=7, top_k=1)
+    assert "3 slots above capacity" in fig.alt and "0 slots above capacity" in fig.alt
