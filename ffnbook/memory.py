@@ -223,6 +223,7 @@ class QueryExample(NamedTuple):
     activation: float  #: the hidden activation of the queried slot
     cosine: float  #: cosine between the output and the stored value
     error_over_activation: float  #: largest absolute difference between the output and activation × value
+    best_other_cosine: float  #: the largest cosine between the output and any *other* stored value
 
 
 def query_example(memories: Memories, slot: int, noise: float, *, threshold: float = 0.5,
@@ -246,6 +247,8 @@ def query_example(memories: Memories, slot: int, noise: float, *, threshold: flo
     value = values[slot]
     norm = np.linalg.norm(out)
     cosine = float(out @ value / (norm * np.linalg.norm(value))) if norm > 0 else 0.0
+    others = np.delete(values, slot, axis=0)
+    other_cosines = others @ out / (np.linalg.norm(others, axis=1) * norm) if norm > 0 else np.zeros(1)
     return QueryExample(
         slot=int(slot),
         n_fired=len(fired),
@@ -253,6 +256,7 @@ def query_example(memories: Memories, slot: int, noise: float, *, threshold: flo
         activation=float(hidden[slot]),
         cosine=cosine,
         error_over_activation=float(np.max(np.abs(out - hidden[slot] * value))),
+        best_other_cosine=float(np.max(other_cosines)),
     )
 
 
@@ -282,6 +286,126 @@ def accuracy_grid(d_model: int, memory_ratios: Sequence[float], noise_levels: Se
     return rows
 
 
+def noise_recalled_perfectly(rows: list[dict], noise_levels: Sequence[float]) -> float:
+    """The largest noise level up to which every memory of :func:`accuracy_grid` recalls every pair.
+
+    Returns the last level before the first accuracy below one (in the order of
+    ``noise_levels``); ``noise_levels[0]`` must itself be recalled perfectly.
+
+    >>> rows = [{"accuracy": [1.0, 1.0, 0.9]}, {"accuracy": [1.0, 0.8, 0.5]}]
+    >>> noise_recalled_perfectly(rows, [0.0, 1.0, 2.0])
+    0.0
+    """
+    if not rows or any(len(r["accuracy"]) != len(noise_levels) for r in rows):
+        raise ValueError("each row needs one accuracy per noise level")
+    perfect = None
+    for j, noise in enumerate(noise_levels):
+        if all(r["accuracy"][j] == 1.0 for r in rows):
+            perfect = float(noise)
+        else:
+            break
+    if perfect is None:
+        raise ValueError("not every pair is recalled even at the first noise level")
+    return perfect
+
+
+def rank_one_edit(params: FFNParams, key, new_value) -> FFNParams:
+    """The smallest change to ``W2`` that makes the FFN output ``new_value`` for input ``key``.
+
+    With ``h`` the hidden activation for ``key``, ``W2`` gains the rank-one
+    term ``h (new_value - output)ᵀ / (h·h)``: the output for ``key`` becomes
+    ``new_value`` exactly, and any other input's output moves in proportion to
+    how much its hidden activation overlaps with ``h``. Editing methods for
+    trained models such as ROME also change one layer's weights by a rank-one
+    term, chosen with statistics of other keys to limit that spill-over.
+
+    >>> m = random_memories(4, 16, seed=0)
+    >>> p = build_memory_ffn(*m)
+    >>> new = rank_one_edit(p, m.keys[1], m.values[2])
+    >>> bool(np.allclose(retrieve(new, m.keys[1:2]).output[0], m.values[2]))
+    True
+    """
+    params = check_params(*params)
+    key = check_input(np.asarray(key), params.d_model, params.dtype, "key")
+    new_value = check_input(np.asarray(new_value), params.d_model, params.dtype, "new_value")
+    if key.ndim != 1 or new_value.ndim != 1:
+        raise ValueError(f"key and new_value must be single vectors, got shapes {key.shape} and {new_value.shape}")
+    hidden = np.maximum(key @ params.W1 + params.b1, 0.0)
+    norm2 = float(hidden @ hidden)
+    if norm2 == 0.0:
+        raise ValueError("no hidden unit fires for this key, so no change to W2 can alter its output")
+    current = ffn(key, *params, activation="relu")
+    W2 = params.W2 + np.outer(hidden, new_value - current) / norm2
+    return FFNParams(params.W1, params.b1, W2, params.b2)
+
+
+class EditSpill(NamedTuple):
+    """What a rank-one edit of one stored pair did to the others."""
+
+    threshold: float
+    units_per_key: float  #: mean number of hidden units that fire for a stored key
+    edited_error: float  #: largest difference between the edited key's output and its new value
+    other_changes: list  #: for every other stored key, the length of the change in its output
+    other_still_recalled: float  #: share of the other pairs still recalled after the edit
+
+
+def edit_spill(memories: Memories, slot: int, new_value, *, threshold: float = 0.5) -> EditSpill:
+    """Store ``new_value`` for key ``slot`` with :func:`rank_one_edit` and measure the other pairs.
+
+    >>> m = random_memories(16, 64, seed=0)
+    >>> e = edit_spill(m, 3, m.values[5])
+    >>> e.units_per_key, max(e.other_changes)
+    (1.0, 0.0)
+    """
+    keys, values = _check_memories(*memories)
+    n = keys.shape[0]
+    if isinstance(slot, bool) or not isinstance(slot, (int, np.integer)) or not 0 <= slot < n:
+        raise ValueError(f"slot must be an integer in [0, {n}), got {slot!r}")
+    params = build_memory_ffn(keys, values, threshold=threshold)
+    before = retrieve(params, keys)
+    edited = rank_one_edit(params, keys[slot], new_value)
+    after = retrieve(edited, keys)
+    others = np.delete(np.arange(n), slot)
+    changes = np.linalg.norm(after.output[others] - before.output[others], axis=1)
+    recalled = decode(after.output[others], values) == others
+    return EditSpill(
+        threshold=float(threshold),
+        units_per_key=float((before.hidden > 0).sum(axis=1).mean()),
+        edited_error=float(np.max(np.abs(after.output[slot] - np.asarray(new_value)))),
+        other_changes=[float(c) for c in changes],
+        other_still_recalled=float(np.mean(recalled)),
+    )
+
+
+@styled
+def edit_spill_figure(spills: Sequence[EditSpill], slot: int) -> BookFigure:
+    """For each threshold, the change in every other stored key's output after editing ``slot``."""
+    if not spills:
+        raise ValueError("spills must hold at least one EditSpill")
+    fig = new_figure(7.5, 3.8)
+    ax = fig.add_subplot()
+    width = 0.8 / len(spills)
+    parts = []
+    for i, spill in enumerate(spills):
+        xs = np.arange(len(spill.other_changes)) + (i - (len(spills) - 1) / 2) * width
+        ax.bar(xs, spill.other_changes, width=width, color=PALETTE[i % len(PALETTE)],
+               label=f"threshold {spill.threshold:g} ({spill.units_per_key:.1f} units per key)")
+        parts.append(f"at threshold {spill.threshold:g}, with {spill.units_per_key:.1f} hidden units firing "
+                     f"per stored key, the other outputs move by at most {max(spill.other_changes):.3f} "
+                     f"and {spill.other_still_recalled:.0%} of the other pairs are still recalled")
+    ax.set_xlabel(f"the other stored keys (all but slot {slot})")
+    ax.set_ylabel("length of the change in the output")
+    ax.set_title(f"Rewriting the value of slot {slot} with a rank-one change to W2")
+    ax.grid(axis="x", visible=False)
+    ax.legend(loc="upper right", fontsize=9)
+    return BookFigure(
+        fig,
+        f"Bar chart of how far each other stored key's output moves when the value of slot {slot} is "
+        "rewritten by a rank-one change to W2, for memories built with different thresholds: "
+        + "; ".join(parts) + ".",
+    )
+
+
 @styled
 def activation_figure(memories: Memories, slot: int, noise: float, *, threshold: float = 0.5,
                       seed: int = 0) -> BookFigure:
@@ -308,7 +432,19 @@ def activation_figure(memories: Memories, slot: int, noise: float, *, threshold:
     bottom.set_xlabel("memory slot (hidden unit)")
     bottom.annotate(f"slot {slot}", xy=(slot, r.hidden[0, slot]), xytext=(8, -4),
                     textcoords="offset points", color=PALETTE[1])
-    return BookFigure(fig, f"memory slots for a noisy query of key {slot}: {ex.n_fired} fired")
+    others = [i for i in ex.fired if i != slot]
+    fired = ("no other slot fires" if not others
+             else f"{len(others)} other slot{'s' if len(others) > 1 else ''} ({', '.join(map(str, others))}) "
+                  f"fire{'' if len(others) > 1 else 's'} with activations up to {max(r.hidden[0, others]):.2f}")
+    return BookFigure(
+        fig,
+        f"Two bar charts over the {n} memory slots of the hand-built FFN, for one query made of key {slot} "
+        f"plus noise of length {noise:g}. The upper chart shows each key's dot product with the query, "
+        f"with a dashed line at the threshold {threshold:g}: slot {slot}, in orange, reaches "
+        f"{scores[slot]:.2f}, and the largest other match is {np.max(np.delete(scores, slot)):.2f}. The lower "
+        f"chart shows the hidden activations after the ReLU: slot {slot} reaches {ex.activation:.2f}, and "
+        f"{fired}.",
+    )
 
 
 @styled
@@ -326,4 +462,13 @@ def accuracy_figure(rows: list[dict], noise_levels: Sequence[float], d_model: in
     ax.set_ylim(-3, 103)
     ax.set_title(f"Retrieval from a hand-built memory FFN, d_model = {d_model}")
     ax.legend(loc="lower left")
-    return BookFigure(fig, "retrieval accuracy falls as noise grows, sooner with more memories")
+    lines = "; ".join(
+        f"{row['n_memories']} pairs: " + ", ".join(f"{100 * a:.0f}%" for a in row["accuracy"]) for row in rows
+    )
+    return BookFigure(
+        fig,
+        f"Line chart of the percentage of stored pairs recalled correctly against the length of the noise "
+        f"added to each key, at noise lengths {', '.join(f'{v:g}' for v in noise_levels)}, for memories "
+        f"holding {', '.join(str(r['n_memories']) for r in rows)} pairs in {d_model} dimensions. "
+        f"Accuracies in order of noise: {lines}.",
+    )

@@ -141,3 +141,60 @@ def test_bad_inputs_raise_with_a_clear_message(call, error, message):
 def test_memory_module_does_not_import_torch():
     code = "import sys, ffnbook, ffnbook.memory; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- the page's derived numbers, and editing a stored value ----------------------------------
+
+
+def test_noise_recalled_perfectly_by_hand():
+    rows = [{"accuracy": [1.0, 1.0, 1.0, 0.5]}, {"accuracy": [1.0, 1.0, 0.9, 0.1]}]
+    assert memory.noise_recalled_perfectly(rows, [0.0, 1.0, 2.0, 3.0]) == 1.0
+    with pytest.raises(ValueError, match="first noise level"):
+        memory.noise_recalled_perfectly([{"accuracy": [0.9]}], [0.0])
+    with pytest.raises(ValueError, match="one accuracy per noise level"):
+        memory.noise_recalled_perfectly([{"accuracy": [1.0]}], [0.0, 1.0])
+
+
+def test_best_other_cosine_is_below_the_right_one():
+    mem = memory.random_memories(32, 64, seed=0)
+    ex = memory.query_example(mem, 4, 0.0)
+    # Exact query: the output is the value itself, so the best other cosine is the largest
+    # cosine between value 4 and any other value, computed here directly.
+    values = mem.values
+    others = np.delete(values, 4, axis=0)
+    assert ex.best_other_cosine == pytest.approx(float(np.max(others @ values[4])))
+    assert ex.cosine == pytest.approx(1.0)
+    assert ex.cosine > ex.best_other_cosine
+
+
+def test_rank_one_edit_stores_the_new_value_and_is_rank_one():
+    mem = memory.random_memories(16, 32, seed=1)
+    params = memory.build_memory_ffn(*mem, threshold=0.2)
+    new_value = mem.values[0] * 2.0
+    edited = memory.rank_one_edit(params, mem.keys[5], new_value)
+    assert np.allclose(ffnbook.ffn(mem.keys[5], *edited, activation="relu"), new_value, atol=1e-12)
+    assert np.linalg.matrix_rank(edited.W2 - params.W2) == 1
+    assert np.array_equal(edited.W1, params.W1) and np.array_equal(edited.b2, params.b2)
+    with pytest.raises(ValueError, match="no hidden unit fires"):
+        memory.rank_one_edit(params, np.zeros(32), new_value)  # every unit sits below its threshold
+
+
+def test_edit_spill_is_zero_for_one_unit_per_key_and_grows_when_codes_overlap():
+    mem = memory.random_memories(32, 64, seed=2)
+    new_value = memory.random_memories(1, 64, seed=3).values[0]
+    sparse = memory.edit_spill(mem, 3, new_value, threshold=0.5)
+    spread = memory.edit_spill(mem, 3, new_value, threshold=0.05)
+    assert sparse.units_per_key == 1.0 and max(sparse.other_changes) == 0.0
+    assert spread.units_per_key > 1.0 and max(spread.other_changes) > 0.0
+    assert sparse.edited_error < 1e-12 and spread.edited_error < 1e-12
+    assert len(sparse.other_changes) == 31
+
+
+def test_memory_figures_describe_their_values():
+    mem = memory.random_memories(64, 128, seed=0)
+    fig = memory.activation_figure(mem, 7, 2.0, seed=3)
+    ex = memory.query_example(mem, 7, 2.0, seed=3)
+    assert f"slot 7 reaches {ex.activation:.2f}" in fig.alt and "64 memory slots" in fig.alt
+    grid = memory.accuracy_grid(32, [0.5, 1], [0.0, 1.0])
+    acc = memory.accuracy_figure(grid, [0.0, 1.0], 32)
+    assert "16, 32 pairs in 32 dimensions" in acc.alt
