@@ -196,6 +196,97 @@ def precision_comparison(params: FFNParams, x, activation: str = "relu") -> Prec
     )
 
 
+#: The floating-point formats compared by :func:`dtype_rows`, widest first.
+DTYPES = ("float64", "float32", "bfloat16", "float16")
+
+
+def dtype_rows(params: FFNParams, x, activation: str = "relu", dtypes: Sequence[str] = DTYPES) -> list[dict]:
+    """The FFN in several floating-point formats: format limits, rounding and accuracy.
+
+    The weights and ``x`` (shape ``(seq_len, d_model)``) are cast to each
+    format and the FFN is run in torch on the CPU, once on the whole sequence
+    and once position by position. Each row holds the format's ``bits``,
+    machine epsilon ``eps``, largest value ``max`` and smallest normal value
+    ``tiny`` (from ``torch.finfo``); ``batch_vs_rows`` (the largest difference
+    between the two runs) and ``rel_error`` (the largest deviation from the
+    float64 result, over the largest float64 output), all plain floats.
+
+    >>> rows = dtype_rows(init_ffn_params(16, 64, seed=0), random_tokens((4, 16), seed=1), "gelu")
+    >>> [r["dtype"] for r in rows], rows[0]["rel_error"]
+    (['float64', 'float32', 'bfloat16', 'float16'], 0.0)
+    """
+    params = check_params(*params)
+    x = check_input(x, params.d_model, params.dtype)
+    if x.ndim != 2:
+        raise ValueError(f"x must have shape (seq_len, d_model), got {x.shape}")
+    _check_activation(activation)
+    names = list(dtypes)
+    for name in names:
+        if name not in DTYPES:
+            raise ValueError(f"unknown dtype {name!r}; expected some of: {', '.join(DTYPES)}")
+    act = {"relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
+           "silu": F.silu}[activation]
+    tensors = [torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64)) for a in (x, *params)]
+
+    def run(dtype):
+        xt, W1, b1, W2, b2 = (t.to(dtype) for t in tensors)
+
+        def f(v):
+            return act(v @ W1 + b1) @ W2 + b2
+
+        with torch.no_grad():
+            whole = f(xt)
+            rows = torch.cat([f(xt[i : i + 1]) for i in range(xt.shape[0])])
+        return whole.double(), rows.double()
+
+    reference, _ = run(torch.float64)
+    scale = float(reference.abs().max())
+    out = []
+    for name in names:
+        dtype = getattr(torch, name)
+        whole, rows = run(dtype)
+        info = torch.finfo(dtype)
+        out.append({
+            "dtype": name,
+            "bits": int(info.bits),
+            "eps": float(info.eps),
+            "max": float(info.max),
+            "tiny": float(info.tiny),
+            "batch_vs_rows": float((whole - rows).abs().max()),
+            "rel_error": float((whole - reference).abs().max()) / scale,
+        })
+    return out
+
+
+def dtype_table(params: FFNParams, x, activation: str = "relu", dtypes: Sequence[str] = DTYPES):
+    """:func:`dtype_rows` as a table for a page."""
+    from .display import MarkdownTable
+
+    return MarkdownTable(
+        dtype_rows(params, x, activation, dtypes),
+        [
+            ("format", "dtype", str),
+            ("bits", "bits", "d"),
+            ("machine epsilon", "eps", ".2e"),
+            ("largest value", "max", ".3g"),
+            ("smallest normal value", "tiny", ".3g"),
+            ("whole vs one position at a time", "batch_vs_rows", ".2e"),
+            ("error vs float64 (relative)", "rel_error", ".2e"),
+        ],
+    )
+
+
+def stored_as(value: float, dtypes: Sequence[str] = DTYPES) -> dict:
+    """What ``value`` becomes when stored in each format: ``{dtype: float}``.
+
+    >>> stored_as(1e-8, ("float16", "bfloat16"))["float16"]
+    0.0
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"value must be a number, got {type(value).__name__}")
+    return {name: float(torch.tensor(float(value), dtype=getattr(torch, name)).double()) for name in dtypes}
+
+
 class DropoutDemo(NamedTuple):
     """How the encoder layer's FFN path behaves with dropout in train and eval mode."""
 
@@ -319,6 +410,20 @@ def init_output_scale(d_model: int, d_ff: int, *, schemes: Sequence[str] = INIT_
     return out
 
 
+def predicted_default_output_std() -> float:
+    """The output standard deviation that ``nn.Linear``'s default predicts for a ReLU FFN, ``sqrt(1/18)``.
+
+    A weight uniform on ``±1/sqrt(n)`` has variance ``1/(3n)``. With
+    unit-variance input each pre-activation has variance ``n·1/(3n) = 1/3``;
+    ReLU keeps half of a symmetric distribution's second moment, ``1/6``; the
+    second layer multiplies by ``1/3`` again: ``1/18``. Biases are ignored.
+
+    >>> round(predicted_default_output_std() ** 2 * 18, 12)
+    1.0
+    """
+    return float(np.sqrt((1 / 3) * (1 / 2) * (1 / 3)))
+
+
 @styled
 def init_scale_figure(scales: dict) -> BookFigure:
     """Horizontal bars: output std per initialisation scheme, with the input's std of 1 marked."""
@@ -334,4 +439,10 @@ def init_scale_figure(scales: dict) -> BookFigure:
     ax.set_xlabel("standard deviation of FFN output (unit-variance input)")
     ax.set_xlim(0, max(1.7, max(scales.values()) * 1.15))
     ax.legend(loc="center right")  # right of the dashed line, clear of the bars
-    return BookFigure(fig, "output scale of one freshly initialised FFN under several initialisations")
+    listed = "; ".join(f"{INIT_LABELS.get(n, n)} {scales[n]:.2f}" for n in names)
+    return BookFigure(
+        fig,
+        "Horizontal bar chart of the standard deviation of a freshly initialised FFN's output for "
+        f"unit-variance input, under {len(names)} initialisations, with a dashed line at the input's "
+        f"standard deviation of 1: {listed}.",
+    )

@@ -142,3 +142,42 @@ def test_import_ffnbook_does_not_import_torch():
 
     code = "import sys, ffnbook; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- number formats ---------------------------------------------------------------------------
+
+
+def test_dtype_rows_limits_match_the_formats():
+    params = ffnbook.init_ffn_params(32, 128, seed=0)
+    x = ffnbook.random_tokens((6, 32), seed=1)
+    rows = {r["dtype"]: r for r in implementation.dtype_rows(params, x, "gelu")}
+    # bfloat16: 8 exponent bits like float32, 7 fraction bits -> eps 2^-7; float16: 10 fraction bits.
+    assert rows["bfloat16"]["eps"] == 2.0**-7 and rows["float16"]["eps"] == 2.0**-10
+    assert rows["float32"]["eps"] == 2.0**-23 and rows["float64"]["eps"] == 2.0**-52
+    assert rows["float16"]["max"] == 65504.0 and rows["float16"]["tiny"] == 2.0**-14
+    assert rows["bfloat16"]["tiny"] == rows["float32"]["tiny"] == 2.0**-126
+    assert {r["bits"] for r in rows.values()} == {64, 32, 16}
+    # Accuracy against float64 follows the precision: float32 < float16 < bfloat16.
+    assert rows["float64"]["rel_error"] == 0.0
+    assert rows["float32"]["rel_error"] < rows["float16"]["rel_error"] < rows["bfloat16"]["rel_error"]
+    assert rows["bfloat16"]["rel_error"] < 10 * rows["bfloat16"]["eps"]  # a few roundings, not garbage
+
+
+def test_dtype_rows_rejects_unknown_formats():
+    params = ffnbook.init_ffn_params(8, 16, seed=0)
+    with pytest.raises(ValueError, match="unknown dtype"):
+        implementation.dtype_rows(params, np.ones((2, 8)), dtypes=("float8",))
+
+
+def test_stored_as_shows_float16_underflow():
+    stored = implementation.stored_as(1e-8)
+    assert stored["float16"] == 0.0  # below float16's smallest subnormal, 2^-24 ≈ 6e-8
+    assert stored["bfloat16"] == pytest.approx(1e-8, rel=2.0**-7)
+    assert implementation.stored_as(70000.0)["float16"] == float("inf")  # above 65504
+
+
+def test_predicted_default_output_std():
+    assert implementation.predicted_default_output_std() == pytest.approx((1 / 18) ** 0.5)
+    # And it matches the measured scale of PyTorch's default within a few percent.
+    measured = implementation.init_output_scale(512, 2048, schemes=("torch_default",))["torch_default"]
+    assert measured == pytest.approx(implementation.predicted_default_output_std(), rel=0.1)

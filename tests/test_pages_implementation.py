@@ -1,10 +1,10 @@
-"""The implementation page shows what ffnbook.implementation computes now."""
+"""The implementation page, looked up by glue key, against what ffnbook.implementation computes now."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from sitecheck import figures, glued_after, number
+from sitecheck import figures, glued
 
 import ffnbook
 
@@ -23,45 +23,59 @@ def ffn_case():
 
 def test_cross_checks(site, ffn_case):
     params, x = ffn_case
-    shown = glued_after(site, PAGE, "agree on a batch of sequences to within")
-    assert shown == f"{ffnbook.numpy_torch_max_diff(x, params, 'gelu'):.2e}"
-    relu = implementation.transformer_encoder_ffn_max_diff(params, x, "relu", nhead=8)
-    gelu = implementation.transformer_encoder_ffn_max_diff(params, x, "gelu", nhead=8)
-    assert glued_after(site, PAGE, "default activation, the two agree to within") == f"{relu:.2e}"
-    assert glued_after(site, PAGE, "with exact GELU, to within") == f"{gelu:.2e}"
-    assert number(glued_after(site, PAGE, "with exact GELU, to within")) < 1e-12
-    shown = glued_after(site, PAGE, "The two agree to within")
-    assert shown == f"{implementation.linear_positionwise_max_diff(x):.2e}"
-    assert number(shown) < 1e-12
+    assert (glued(site, PAGE, "im_d_model"), glued(site, PAGE, "im_d_ff")) == (512, 2048)
+    assert glued(site, PAGE, "im_numpy_torch_diff") == pytest.approx(ffnbook.numpy_torch_max_diff(x, params, "gelu"))
+    for activation in ("relu", "gelu"):
+        shown = glued(site, PAGE, f"im_encoder_diff_{activation}")
+        assert shown == implementation.transformer_encoder_ffn_max_diff(params, x, activation, nhead=8) < 1e-12
+    assert glued(site, PAGE, "im_linear_diff") == implementation.linear_positionwise_max_diff(x) < 1e-12
+    assert glued(site, PAGE, "im_torch_version") == torch.__version__
 
 
 def test_precision_numbers(site, ffn_case):
     params, x = ffn_case
     c = implementation.precision_comparison(params, x[0], "gelu")
-    f64 = glued_after(site, PAGE, "In float64 the largest difference is")
-    f32 = glued_after(site, PAGE, "in float32 it is")
-    assert (f64, f32) == (f"{c.float64:.2e}", f"{c.float32:.2e}")
-    assert number(f32) > number(f64)
-    assert glued_after(site, PAGE, "about") == f"{c.ratio:.1e}"
-    assert glued_after(site, PAGE, "a ratio of") == f"{np.finfo(np.float32).eps / np.finfo(np.float64).eps:.1e}"
+    assert glued(site, PAGE, "im_f64_diff") == c.float64 and glued(site, PAGE, "im_f32_diff") == c.float32
+    assert glued(site, PAGE, "im_f32_diff") > glued(site, PAGE, "im_f64_diff")
+    assert glued(site, PAGE, "im_eps32") == 2.0**-23 and glued(site, PAGE, "im_eps64") == 2.0**-52
+    assert glued(site, PAGE, "im_eps_ratio") == 2.0**29
+
+
+def test_format_numbers(site):
+    # IEEE half: 10 fraction bits, max 65504, smallest normal 2^-14; bfloat16: 7 fraction bits and
+    # float32's 8 exponent bits, so float32's smallest normal 2^-126.
+    assert glued(site, PAGE, "im_bf16_eps") == 2.0**-7 and glued(site, PAGE, "im_f16_eps") == 2.0**-10
+    assert glued(site, PAGE, "im_f16_max") == 65504.0 and glued(site, PAGE, "im_f16_tiny") == 2.0**-14
+    assert glued(site, PAGE, "im_bf16_tiny") == 2.0**-126
+    assert glued(site, PAGE, "im_bf16_max") == pytest.approx((2 - 2.0**-7) * 2.0**127)
+    assert glued(site, PAGE, "im_small_f16") == 0.0  # 1e-8 is below float16's smallest subnormal 2^-24
+    assert glued(site, PAGE, "im_small_bf16") == pytest.approx(glued(site, PAGE, "im_small"), rel=2.0**-8)
+    # Accuracy follows precision: float32 far better than float16, float16 better than bfloat16.
+    assert glued(site, PAGE, "im_f32_error") < glued(site, PAGE, "im_f16_error") < glued(site, PAGE, "im_bf16_error")
 
 
 def test_dropout_numbers(site, ffn_case):
     params, x = ffn_case
     d = implementation.dropout_demo(params, x, "gelu", p=0.1)
-    assert number(glued_after(site, PAGE, "give outputs that differ by up to")) > 0
-    assert number(glued_after(site, PAGE, "In evaluation mode the two calls differ by")) == 0.0
-    assert glued_after(site, PAGE, "multiplied the rest by") == f"{d.hidden_scale:.4f}" == f"{1 / 0.9:.4f}"
+    assert glued(site, PAGE, "im_dropout_p") == 0.1
+    assert glued(site, PAGE, "im_train_diff") > 0
+    assert glued(site, PAGE, "im_eval_diff") == 0.0
+    assert glued(site, PAGE, "im_hidden_scale") == pytest.approx(d.hidden_scale)
+    assert glued(site, PAGE, "im_expected_scale") == pytest.approx(1 / 0.9)
+    assert glued(site, PAGE, "im_hidden_scale") == pytest.approx(1 / 0.9, rel=1e-6)
 
 
 def test_init_numbers(site):
     scales = implementation.init_output_scale(512, 2048, activation="relu")
-    assert glued_after(site, PAGE, "Xavier gives") == f"{scales['xavier_uniform']:.3f}"
-    assert glued_after(site, PAGE, "LeCun after it gives") == f"{scales['he_lecun']:.3f}"
-    assert glued_after(site, PAGE, "a standard deviation of") == f"{np.sqrt(1 / 18):.3f}"
+    assert glued(site, PAGE, "im_std_xavier") == scales["xavier_uniform"]
+    assert glued(site, PAGE, "im_std_he") == scales["he_lecun"]
+    assert glued(site, PAGE, "im_std_torch_predicted") == pytest.approx(np.sqrt(1 / 18))
+    assert 0 < glued(site, PAGE, "im_w1_gap") < 1e-2  # "falls short of the bound by only ..."
 
 
-def test_figure_has_alt_text(site):
+def test_figure_alt_text_from_its_values(site):
     imgs = figures(site, PAGE)
     assert len(imgs) == 1
-    assert len(imgs[0].get("alt", "").strip()) > 40
+    alt = imgs[0].get("alt", "")
+    scales = implementation.init_output_scale(512, 2048, activation="relu")
+    assert f"He (W1) + LeCun (W2) {scales['he_lecun']:.2f}" in alt
