@@ -80,9 +80,13 @@ class Layout:
 #:   sources do not give their size, and they are a handful of scalars per head.
 #: * DeepSeek-V3 untied: its README_WEIGHTS lists an embedding and a separate
 #:   output head of about 0.9B each (P).
-#: * LLaMA, Llama-2/3, Mistral and Mixtral: untied. This is an *assumption*
-#:   that the reported totals support (LLaMA-1 7B: untied gives 6.74B, Table 2
-#:   says 6.7B; tied would give 6.61B).
+#: * LLaMA-1 and Llama-2: untied, as in Meta's released model code
+#:   (meta-llama/llama ``llama/model.py``: ``Transformer`` builds ``tok_embeddings``
+#:   and a separate ``output`` projection, and nothing ties them). The reported
+#:   totals agree (LLaMA-1 7B: untied gives 6.74B, Table 2 says 6.7B; tied would
+#:   give 6.61B).
+#: * Llama-3, Mistral and Mixtral: untied. For these this is an *assumption*
+#:   (their code was not checked here) that the same kind of agreement supports.
 #: * The original Transformer shares one embedding matrix between source,
 #:   target and output (tied) and uses sinusoidal positions.
 LAYOUTS: dict[str, Layout] = {
@@ -154,6 +158,33 @@ class ParameterBreakdown(NamedTuple):
     @property
     def attention_share(self) -> float:
         return self.attention / self.total
+
+
+def ffn_share_of_blocks(ffn_ratio: float = 4.0, *, gated: bool = False, kv_fraction: float = 1.0,
+                        ffn_sublayers: int = 1, attention_sublayers: int = 1) -> float:
+    """The FFN's share of a block's weights (biases and norms left out), from the shape alone.
+
+    In units of ``d_model²`` an FFN of width ``ffn_ratio·d_model`` holds
+    ``2·ffn_ratio`` (``3·ffn_ratio`` gated) and an attention sublayer
+    ``2 + 2·kv_fraction`` (Q and O full, K and V scaled by the share of
+    key/value heads). ``ffn_sublayers`` and ``attention_sublayers`` count them
+    in the stretch of model considered: an encoder block and a decoder block of
+    an encoder–decoder model hold two FFNs and three attention sublayers.
+
+    >>> from fractions import Fraction
+    >>> Fraction(ffn_share_of_blocks()).limit_denominator(100)  # 8 / (8 + 4)
+    Fraction(2, 3)
+    >>> Fraction(ffn_share_of_blocks(ffn_sublayers=2, attention_sublayers=3)).limit_denominator(100)
+    Fraction(4, 7)
+    """
+    for value, name in ((ffn_ratio, "ffn_ratio"), (kv_fraction, "kv_fraction")):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
+    ffn = ffn_sublayers * (3 if gated else 2) * ffn_ratio
+    attention = attention_sublayers * (2 + 2 * kv_fraction)
+    if ffn_sublayers < 0 or attention_sublayers < 0 or ffn + attention == 0:
+        raise ValueError("ffn_sublayers and attention_sublayers must be non-negative, not both zero")
+    return float(ffn / (ffn + attention))
 
 
 def gated_ffn_param_count(d_model: int, d_ff: int, bias: bool = False) -> int:
@@ -567,9 +598,15 @@ def share_figure(names=FIGURE_MODELS) -> BookFigure:
     ax.set_xlabel("share of the model's parameters (%)")
     ax.grid(axis="y", visible=False)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=4, fontsize=9)
+    shares = "; ".join(
+        f"{r['label']}: FFN {100 * r['ffn']:.0f}%, attention {100 * r['attention']:.0f}%, "
+        f"embeddings {100 * r['embeddings']:.0f}%"
+        for r in rows
+    )
     description = (
-        "Stacked bars of embeddings, attention and FFN shares of the parameters for "
-        + ", ".join(labels)
+        f"Stacked horizontal bars, one for each of {len(rows)} model views, each split into FFN (orange, "
+        "leftmost), attention (blue), embeddings (yellow) and a grey remainder, with a dashed line at "
+        f"two-thirds. {shares}."
     )
     return BookFigure(fig, description)
 

@@ -263,3 +263,28 @@ def test_rejects_non_model():
 def test_rejects_palm_with_a_reason():
     with pytest.raises(ValueError, match="head size"):
         mp.parameter_breakdown(get_model("PaLM 540B"))
+
+
+# --- the FFN's share from the shape alone -------------------------------------------------------
+
+
+def test_ffn_share_of_blocks_by_hand():
+    assert mp.ffn_share_of_blocks() == pytest.approx(2 / 3)  # 8 / (8 + 4)
+    assert mp.ffn_share_of_blocks(ffn_sublayers=2, attention_sublayers=3) == pytest.approx(4 / 7)
+    assert mp.ffn_share_of_blocks(8 / 3, gated=True) == pytest.approx(2 / 3)  # same budget
+    # Llama-3 8B: SwiGLU at 3.5·d (10.5 d²) and GQA with 8 of 32 KV heads (2 + 2/4 = 2.5 d²).
+    assert mp.ffn_share_of_blocks(3.5, gated=True, kv_fraction=0.25) == pytest.approx(10.5 / 13)
+    with pytest.raises(ValueError, match="ffn_ratio"):
+        mp.ffn_share_of_blocks(0)
+
+
+def test_ffn_share_of_blocks_matches_a_real_block():
+    block = mp.block_breakdown(get_model("Llama-3 8B"))
+    share = block["ffn"] / (block["ffn"] + block["attention"])
+    assert share == pytest.approx(mp.ffn_share_of_blocks(3.5, gated=True, kv_fraction=0.25))
+
+
+def test_share_figure_alt_lists_the_shares():
+    fig = mp.share_figure()
+    gpt2 = mp.parameter_breakdown(get_model("GPT-2 small"))
+    assert f"GPT-2 small: FFN {100 * gpt2.ffn_share:.0f}%" in fig.alt
