@@ -1,5 +1,6 @@
 # ffnbook: two commands do everything on a fresh machine.
 #   make html   create .venv if needed, install, execute every page, build _build/html
+#   make check  same set-up, then the fast tests (unit, doctest, extension); builds no book
 #   make test   same set-up, then the whole test suite (unit, doctest, build checks)
 
 PYTHON ?= python3
@@ -30,11 +31,12 @@ export PUPPETEER_SKIP_DOWNLOAD=1
 export PUPPETEER_SKIP_CHROMIUM_DOWNLOAD=1
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 
-.PHONY: html test bench clean freeze help audit
+.PHONY: html check test bench clean freeze help audit
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make html   build the book into _build/html (sets up .venv on first use)"
+	@echo "make check  the fast tests: unit, doctests, the extension on tiny projects (about a minute)"
 	@echo "make test   run every test (sets up .venv on first use)"
 	@echo "make audit  build, serve _build/html gzip-compressed, run Lighthouse (mobile) and axe-core"
 	@echo "make bench  time clean, no-op and one-page-edit builds against myst-nb defaults"
@@ -52,6 +54,11 @@ html: $(SETUP)
 	$(SPHINXBUILD) $(SOURCEDIR) $(BUILDDIR)/html \
 	  || { rm -f $(BUILDDIR)/doctrees/environment.pickle; exit 1; }
 	@echo "Built: $(BUILDDIR)/html/index.html"
+
+# The inner loop: everything but the tests marked `build` (those that build the book or
+# read the built book), i.e. unit tests, doctests and the extension's sphinx.testing tests.
+check: $(SETUP)
+	$(PY) -m pytest -m "not build"
 
 # axe-core (tests/node, one package) is needed by the accessibility tests; without npm they skip.
 test: $(SETUP)

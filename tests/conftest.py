@@ -1,11 +1,41 @@
-"""Shared fixtures: small, seeded FFN weights and inputs."""
+"""Shared fixtures: small, seeded FFN weights and inputs; the built book; Sphinx test apps.
+
+Two speeds of test live here. ``pytest -m "not build"`` (``make check``) runs the
+unit tests, the doctests and the extension's in-process tests on tiny Sphinx
+projects in ``tests/roots/`` (Sphinx's own ``sphinx.testing`` fixtures); it never
+builds the book. Every test that needs the built book (the ``site`` fixture) or
+builds a copy of it carries the ``build`` marker, the former automatically.
+"""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ffnbook
+
+# app, make_app, rootdir...: Sphinx applications built in-process on a test root.
+pytest_plugins = ("sphinx.testing.fixtures",)
+
+# The test roots are Sphinx projects (each with a conf.py), not test modules.
+collect_ignore = ["roots"]
+
+
+def pytest_collection_modifyitems(items):
+    """A test that reads the built book builds it: mark it ``build``, so that
+    ``-m "not build"`` never starts the slow build by accident."""
+    for item in items:
+        if "site" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.build)
+
+
+@pytest.fixture(scope="session")
+def rootdir() -> Path:
+    """Where sphinx.testing finds ``@pytest.mark.sphinx(testroot="x")``: tests/roots/test-x."""
+    return Path(__file__).resolve().parent / "roots"
 
 
 @pytest.fixture
@@ -25,9 +55,6 @@ def site(tmp_path_factory):
     Set FFNBOOK_SITE to an already built ``html`` folder to test it instead
     (quicker while writing tests; CI always builds).
     """
-    import os
-    from pathlib import Path
-
     from sitecheck import DOCS, make_html
 
     if os.environ.get("FFNBOOK_SITE"):
