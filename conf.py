@@ -83,6 +83,8 @@ ffnbook_site_url = SITE_URL
 REPOSITORY_URL = "https://github.com/ffnbook/ffnbook"
 html_theme_options = {
     "show_toc_level": 2,
+    # The reading tools (docs/_templates/reading-tools.html) before the theme's buttons.
+    "article_header_end": ["reading-tools.html", "article-header-buttons.html"],
     "use_download_button": True,
     "repository_url": REPOSITORY_URL,
     "repository_branch": "main",
@@ -94,6 +96,8 @@ html_theme_options = {
     },
 }
 html_context = {"default_mode": "auto"}  # follow the reader's light/dark preference
+# The book's template overrides (relative to conf.py); each file says what it changes and why.
+templates_path = ["docs/_templates"]
 html_static_path = ["docs/_static"]  # the book's CSS and reader-tools script (relative to conf.py)
 html_favicon = "docs/_static/favicon.svg"
 html_sourcelink_suffix = ""  # sources download as page.md, not page.md.txt

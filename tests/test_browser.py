@@ -57,6 +57,11 @@ def explained(page) -> int:
     return page.locator(".ffn-term.ffn-explained").count()
 
 
+def open_reading_tools(page) -> None:
+    """Open the reading-tools panel in the article header, as a reader does: click its button."""
+    page.click("details.ffn-tools > summary")
+
+
 def test_hover_and_keyboard_focus_show_the_definition(server, page):
     page.goto(server + PAGE)
     term = page.locator(".ffn-term.ffn-explained").first
@@ -83,6 +88,23 @@ def test_hover_and_keyboard_focus_show_the_definition(server, page):
     assert page.locator(".ffn-tip:not([hidden])").count() == 0
 
 
+def test_reading_tools_panel_opens_and_closes_with_keyboard_and_mouse(server, page):
+    page.goto(server + PAGE)
+    select = page.locator("#ffn-expertise")
+    assert select.is_hidden()
+    page.focus("details.ffn-tools > summary")
+    page.keyboard.press("Enter")
+    assert select.is_visible()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "ffn-expertise"
+    page.keyboard.press("Escape")  # closes the panel, focus back on its button
+    assert select.is_hidden()
+    assert page.evaluate("document.activeElement.matches('details.ffn-tools > summary')")
+    open_reading_tools(page)
+    page.mouse.click(600, 600)  # anywhere else on the page
+    assert select.is_hidden()
+
+
 def test_math_in_a_definition_renders(server, page):
     page.goto(server + PAGE)
     assert page.locator(".ffn-tip math").count() > 0
@@ -91,6 +113,7 @@ def test_math_in_a_definition_renders(server, page):
 def test_expert_level_explains_fewer_terms_and_persists(server, page):
     page.goto(server + PAGE)
     beginner = explained(page)
+    open_reading_tools(page)
     page.select_option("#ffn-expertise", "expert")
     expert = explained(page)
     assert 0 < expert < beginner
@@ -103,6 +126,7 @@ def test_expert_level_explains_fewer_terms_and_persists(server, page):
 
     page.goto(server + "parameter-count.html")
     assert page.input_value("#ffn-expertise") == "expert"
+    open_reading_tools(page)
     page.select_option("#ffn-expertise", "intermediate")
     page.goto(server + PAGE)
     assert expert <= explained(page) <= beginner
@@ -123,6 +147,7 @@ def test_references_switch_makes_links_plain_and_persists(server, page):
     page.goto(server + PAGE)
     citation = page.locator("article p a.reference.ffn-inline-ref").first
     assert citation.get_attribute("aria-disabled") is None
+    open_reading_tools(page)
     page.uncheck("#ffn-links")
     assert citation.get_attribute("aria-disabled") == "true"
     page.reload()

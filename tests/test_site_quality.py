@@ -10,6 +10,7 @@ Lighthouse itself runs only in `make audit` (slow).
 from __future__ import annotations
 
 import filecmp
+import json
 import re
 import shutil
 from pathlib import Path
@@ -39,6 +40,11 @@ def content_pages(site: Path) -> list[str]:
     return sorted(p.stem for p in site.glob("*.html"))
 
 
+def chapter_pages(site: Path) -> list[str]:
+    """The pages written from docs/*.md (not search, the index, the 404 page)."""
+    return [n for n in content_pages(site) if (DOCS / f"{n}.md").exists() and n != "404"]
+
+
 # --- findable ------------------------------------------------------------------------------
 
 
@@ -49,8 +55,7 @@ def test_every_page_has_its_own_meta_description(site):
         assert tag is not None and len(tag["content"]) > 20, f"{name}.html has no meta description"
         assert len(tag["content"]) <= 160, f"{name}.html: description too long for a search result"
         seen.setdefault(tag["content"], []).append(name)
-    chapters = [n for n in content_pages(site) if (DOCS / f"{n}.md").exists() and n != "404"]
-    duplicated = {d: n for d, n in seen.items() if len(n) > 1 and set(n) & set(chapters)}
+    duplicated = {d: n for d, n in seen.items() if len(n) > 1 and set(n) & set(chapter_pages(site))}
     assert not duplicated, duplicated
 
 
@@ -73,6 +78,34 @@ def test_404_page_and_favicon(site):
     for name in ("index", "404", "position-independence"):
         icon = soup_of(site, name).find("link", rel="icon")
         assert icon is not None and (site / "_static" / Path(icon["href"]).name).exists()
+
+
+# --- downloads --------------------------------------------------------------------------------
+
+
+def test_one_download_menu_offers_the_notebook_and_the_source(site):
+    """Each chapter page offers its downloads in one place, the theme's download menu: its
+    MyST source, and for a notebook page the page as a notebook (the cells of the
+    notebook myst-nb wrote for it), with numbered cell ids so that two builds offer one file."""
+    for name in chapter_pages(site):
+        soup = soup_of(site, name)
+        menus = soup.select(".dropdown-download-buttons")
+        assert len(menus) == 1, f"{name}.html: {len(menus)} download menus"
+        offered = {a["href"] for a in menus[0].select("a")}
+        elsewhere = [a["href"] for a in soup.select("a[download], a[href$='.ipynb']")
+                     if not a.find_parent(class_="dropdown-download-buttons")]
+        assert not elsewhere, f"{name}.html offers downloads outside the menu: {elsewhere}"
+        assert f"_sources/{name}.md" in offered, name
+        source = (DOCS / f"{name}.md").read_text(encoding="utf-8")
+        front_matter = source.split("\n---\n", 1)[0] if source.startswith("---\n") else ""
+        if "\nkernelspec:" not in front_matter:
+            continue
+        assert f"_sources/{name}.ipynb" in offered, name
+        notebook = json.loads((site / "_sources" / f"{name}.ipynb").read_text(encoding="utf-8"))
+        executed = json.loads((site.parent / "jupyter_execute" / f"{name}.ipynb").read_text())
+        assert [c["source"] for c in notebook["cells"]] == [c["source"] for c in executed["cells"]]
+        ids = [c["id"] for c in notebook["cells"]]
+        assert ids == [f"cell-{i}" for i in range(len(ids))], name
 
 
 # --- accessible figures ----------------------------------------------------------------------
@@ -218,11 +251,14 @@ def test_no_axe_violations(browser, gzip_server, axe, name, scheme):
 
 
 def test_every_control_is_reachable_with_the_keyboard(browser, gzip_server):
-    """Tab from the top reaches every visible button, select, input and summary of a page."""
+    """Tab from the top reaches every visible button, select, input and summary of a page,
+    the reading tools' controls included (their panel opened)."""
     context, page = open_page(browser, gzip_server + "position-independence.html", width=1200)
+    page.evaluate("document.querySelector('details.ffn-tools').open = true")
+    # checkVisibility: not hidden by display or by a closed <details> (content-visibility).
     controls = page.evaluate("""() => [...document.querySelectorAll(
             'button, select, input, summary, [role=switch]')]
-        .filter(e => e.offsetParent !== null && !e.disabled && e.closest('dialog') === null)
+        .filter(e => e.checkVisibility() && !e.disabled && e.closest('dialog') === null)
         // one tab stop per radio group: the arrow keys move within it
         .filter(e => e.type !== 'radio' || e === document.querySelector(`input[name="${e.name}"]`))
         .map((e, i) => { e.dataset.ffnControl = i; return i; })""")

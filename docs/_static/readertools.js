@@ -81,7 +81,7 @@
   function applyLinks(clickable) {
     document.documentElement.classList.toggle("ffn-links-plain", !clickable);
     inlineReferences().forEach(function (a) {
-      if (a.closest(".ffn-term") || a.closest(".toctree-wrapper") || a.closest(".ffn-tools")) { return; }
+      if (a.closest(".ffn-term") || a.closest(".toctree-wrapper")) { return; }
       a.classList.add("ffn-inline-ref");
       if (clickable) {
         a.removeAttribute("aria-disabled");
@@ -96,21 +96,12 @@
 
   /* ---- the controls -------------------------------------------------------- */
 
-  function buildControls() {
-    var slot = document.querySelector(".ffn-tools-controls");
-    if (!slot) { return; }
-    // The page normally carries the controls already (readertools.py); older pages get them here.
-    if (!slot.querySelector("#ffn-expertise")) slot.innerHTML =
-      '<label for="ffn-expertise">Expertise level</label> ' +
-      '<select id="ffn-expertise">' +
-      '<option value="beginner">Beginner</option>' +
-      '<option value="intermediate">Intermediate</option>' +
-      '<option value="expert">Expert</option>' +
-      "</select> " +
-      '<label class="ffn-switch"><input type="checkbox" id="ffn-links" role="switch"> ' +
-      "Clickable references</label>";
-    var select = slot.querySelector("#ffn-expertise");
-    var links = slot.querySelector("#ffn-links");
+  function wireControls() {
+    // The controls are in the page (docs/_templates/reading-tools.html); this wires them up.
+    var tools = document.querySelector(".ffn-tools");
+    if (!tools) { return; }
+    var select = tools.querySelector("#ffn-expertise");
+    var links = tools.querySelector("#ffn-links");
     select.value = stored(LEVEL_KEY, "beginner");
     if (!EXPLAINS[select.value]) { select.value = "beginner"; }
     links.checked = stored(LINKS_KEY, "true") === "true";
@@ -150,15 +141,32 @@
     });
   }
 
+  /* ---- the reading-tools panel (a <details> in the article header) ---------- */
+
+  function closeTools(returnFocus) {
+    var tools = document.querySelector("details.ffn-tools[open]");
+    if (!tools) { return; }
+    tools.open = false;
+    if (returnFocus) { tools.querySelector("summary").focus(); }
+  }
+
   document.addEventListener("keydown", function (event) {
-    if (event.key === "Escape") { hideAll(null); }
+    if (event.key === "Escape") {
+      hideAll(null);
+      var inTools = document.activeElement && document.activeElement.closest("details.ffn-tools");
+      closeTools(!!inTools);
+    }
+  });
+
+  document.addEventListener("click", function (event) {
+    if (!event.target.closest("details.ffn-tools")) { closeTools(false); }
   });
 
   function init() {
     document.documentElement.classList.add("ffn-js");
     document.querySelectorAll(".ffn-term").forEach(setupTerm);
     document.querySelectorAll("form.ffn-quiz").forEach(setupQuiz);
-    buildControls();
+    wireControls();
   }
 
   if (document.readyState === "loading") {

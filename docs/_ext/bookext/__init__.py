@@ -6,10 +6,14 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 
 * :mod:`bookext.mathml` -- LaTeX rendered to MathML at build time (no script, no CDN).
 * :mod:`bookext.glossary` -- the glossary page, from ``docs/glossary.yml``.
-* :mod:`bookext.readertools` -- term tooltips by expertise level, self-checks, downloads.
+* :mod:`bookext.readertools` -- term tooltips by expertise level, self-checks, reading tools.
+* :mod:`bookext.downloads` -- the notebook a page's download menu offers.
 * :mod:`bookext.execution` -- when a page's code is executed again (the cache rules).
-* :mod:`bookext.staticsite` -- light, offline, findable pages.
+* :mod:`bookext.staticsite` -- light, offline, accessible, findable pages, through hooks.
 * :mod:`bookext.figurealt` -- alt text of glued figures from the figure functions themselves.
+* :mod:`bookext.postprocess` -- the few edits of the finished HTML no hook can make, each checked.
+
+The theme's templates the book overrides are in ``docs/_templates/``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ PARTS = (
     "bookext.execution",
     "bookext.staticsite",
     "bookext.figurealt",
+    "bookext.downloads",
+    "bookext.postprocess",
 )
 
 

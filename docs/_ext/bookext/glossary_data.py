@@ -77,10 +77,3 @@ def load_glossary() -> tuple[Term, ...]:
     text = GLOSSARY_FILE.read_text(encoding="utf-8")
     return _parse(yaml.safe_load(text))
 
-
-def canonical_term(name: str) -> str:
-    """The entry a term or alias belongs to (case-insensitive)."""
-    for term in load_glossary():
-        if name.casefold() in (n.casefold() for n in (term.term, *term.aliases)):
-            return term.term
-    raise KeyError(f"{name!r} is not in the glossary")

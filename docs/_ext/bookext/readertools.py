@@ -9,9 +9,10 @@
   the link's ``aria-describedby`` at it; other terms read as plain text.
 * The ``self-check`` directive turns a small YAML block into a multiple-choice
   question whose every option carries an explanation, shown after answering.
-* Every page gets a "Reading tools" bar: the expertise level, the
-  clickable-references switch, and download links for the page as ``.ipynb``
-  and ``.md``.
+* Every page's article header carries the reading tools
+  (``docs/_templates/reading-tools.html``): the expertise level and the
+  clickable-references switch. (Downloads are the theme's download menu:
+  :mod:`bookext.downloads`.)
 
 Ids are numbered per page in reading order, so two builds give the same HTML.
 """
@@ -20,19 +21,14 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
-from pathlib import Path
 
 import yaml
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
-from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from bookext.glossary_data import load_glossary
-
-logger = logging.getLogger(__name__)
 
 
 class html_element(nodes.TextElement):  # noqa: N801 - docutils node naming
@@ -124,22 +120,22 @@ class SelfCheckDirective(SphinxDirective):
     has_content = True
 
     def run(self):
-        where = f"{self.env.docname}:{self.lineno}"
+        # (Sphinx puts the page and line in front of each message.)
         try:
             data = yaml.safe_load("\n".join(self.content))
         except yaml.YAMLError as err:
-            raise self.error(f"self-check at {where}: invalid YAML: {err}") from None
+            raise self.error(f"self-check: invalid YAML: {err}") from None
         if not isinstance(data, dict) or not isinstance(data.get("question"), str):
-            raise self.error(f"self-check at {where}: needs a 'question' text")
+            raise self.error("self-check: needs a 'question' text")
         options = data.get("options")
         if not isinstance(options, list) or len(options) < 2:
-            raise self.error(f"self-check at {where}: needs at least two 'options'")
+            raise self.error("self-check: needs at least two 'options'")
         for i, option in enumerate(options):
             if not isinstance(option, dict) or not option.get("text") or not option.get("why"):
-                raise self.error(f"self-check at {where}: option {i + 1} needs 'text' and 'why'")
+                raise self.error(f"self-check: option {i + 1} needs 'text' and 'why'")
         n_correct = sum(bool(o.get("correct")) for o in options)
         if n_correct != 1:
-            raise self.error(f"self-check at {where}: exactly one option must be correct, got {n_correct}")
+            raise self.error(f"self-check: exactly one option must be correct, got {n_correct}")
 
         quiz_id = f"ffn-quiz-{self.env.new_serialno('ffn-quiz')}"
         question, messages = self.parse_inline(data["question"])
@@ -169,56 +165,15 @@ class SelfCheckDirective(SphinxDirective):
         return [form, *messages]
 
 
-def _is_notebook(app: Sphinx, pagename: str) -> bool:
-    return "kernelspec" in app.env.metadata.get(pagename, {})
+# Pages with nothing to read get no reading tools: the "page not found" page, and the
+# pages Sphinx writes from templates alone (search, index), which have no doctree.
+NO_READING_TOOLS = {"404"}
 
 
-def _copy_notebook(app: Sphinx, pagename: str) -> bool:
-    """Copy the executed notebook of ``pagename`` next to its source for download."""
-    executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
-    if not executed.exists():
-        return False
-    target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(executed, target)
-    return True
-
-
-# Written into the page (not by the script) so the bar has its final size on first
-# paint: no layout shift when readertools.js wires them up. Hidden without JavaScript
-# (the theme's ``pst-js-only``), since only the script makes them do anything.
-CONTROLS = (
-    '<label for="ffn-expertise">Expertise level</label> '
-    '<select id="ffn-expertise">'
-    '<option value="beginner">Beginner</option>'
-    '<option value="intermediate">Intermediate</option>'
-    '<option value="expert">Expert</option>'
-    "</select> "
-    '<label class="ffn-switch"><input type="checkbox" id="ffn-links" role="switch" checked> '
-    "Clickable references</label>"
-)
-
-
-def add_reading_tools(app: Sphinx, pagename, templatename, context, doctree) -> None:
-    """Put the reading-tools bar (filled in by readertools.js) at the top of every page."""
-    if doctree is None or "body" not in context or pagename == "404":
-        return  # (the "page not found" page has nothing to read or download)
-    links = []
-    if context.get("sourcename"):
-        source = context["pathto"]("_sources/" + context["sourcename"], 1)
-        if _is_notebook(app, pagename) and _copy_notebook(app, pagename):
-            notebook = context["pathto"](f"_sources/{pagename}.ipynb", 1)
-            links.append(f'<a href="{notebook}" download>.ipynb</a>')
-        links.append(f'<a href="{source}" download>.md</a>')
-    downloads = (
-        f'<span class="ffn-downloads">Download this page: {" ".join(links)}</span>' if links else ""
-    )
-    bar = (
-        '<div class="ffn-tools" role="group" aria-label="Reading tools">'
-        f'<span class="ffn-tools-controls pst-js-only">{CONTROLS}</span>'
-        f"{downloads}</div>"
-    )
-    context["body"] = bar + context["body"]
+def offer_reading_tools(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Tell docs/_templates/reading-tools.html (in the article header, through the theme
+    option ``article_header_end``) whether this page shows the reading tools."""
+    context["reading_tools"] = doctree is not None and pagename not in NO_READING_TOOLS
 
 
 def setup(app: Sphinx) -> dict:
@@ -230,7 +185,7 @@ def setup(app: Sphinx) -> dict:
     )
     app.add_role("gls", GlossaryTermRole())
     app.add_directive("self-check", SelfCheckDirective)
-    app.connect("html-page-context", add_reading_tools)
+    app.connect("html-page-context", offer_reading_tools)
     app.add_css_file("ffnbook.css")
     app.add_js_file("readertools.js", loading_method="defer")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

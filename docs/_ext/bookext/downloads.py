@@ -1,0 +1,75 @@
+"""What a reader downloads from a page: the theme's one download menu, fed by the book.
+
+sphinx-book-theme's download menu (in the article header; theme option
+``use_download_button``) offers the page's source (``.md``), printing to PDF, and a
+notebook (``.ipynb``) when the page context names one in ``ipynb_source``, as a file
+in the site's ``_sources/``. For each notebook page the book names that file
+(:func:`link_notebook_download`) and writes it (:func:`write_notebook_downloads`,
+with the content :func:`reader_notebook` gives), after the theme and myst-nb have
+written theirs. What the notebook holds is decided in one place, :func:`reader_notebook`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+
+def mystnb_notebook(app: Sphinx, pagename: str) -> Path:
+    """Where myst-nb writes the page as a notebook when it reads the page (beside the html
+    folder). myst-nb 1.4 in cache mode writes the notebook it was given: with outputs
+    when the page was executed in that build, without when they came from the cache."""
+    return Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+
+
+def is_notebook(app: Sphinx, pagename: str) -> bool:
+    """Whether the page is a notebook (a kernelspec in its front matter)."""
+    return "kernelspec" in app.env.metadata.get(pagename, {})
+
+
+def reader_notebook(page_notebook: dict) -> dict:
+    """The notebook a reader downloads for a page, made from myst-nb's notebook of the page.
+
+    Today: that notebook as it is, with its cell ids numbered (``cell-0``,
+    ``cell-1``...) instead of the random ones it gets each time a page becomes a
+    notebook, so two builds offer the same file.
+    """
+    notebook = dict(page_notebook)
+    notebook["cells"] = [{**cell, "id": f"cell-{i}"} if "id" in cell else cell
+                         for i, cell in enumerate(page_notebook.get("cells", []))]
+    return notebook
+
+
+def link_notebook_download(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Name the page's notebook in the theme's download menu: ``_sources/<page>.ipynb``."""
+    if is_notebook(app, pagename) and mystnb_notebook(app, pagename).exists():
+        context["ipynb_source"] = f"{pagename}.ipynb"
+
+
+def write_notebook_downloads(app: Sphinx, exception) -> None:
+    """Write ``_sources/<page>.ipynb`` for every notebook page (replacing the theme's copy)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    for pagename in sorted(d for d in app.env.found_docs if is_notebook(app, d)):
+        source = mystnb_notebook(app, pagename)
+        if not source.exists():
+            logger.warning("no notebook %s to offer for download", source, location=pagename)
+            continue
+        notebook = reader_notebook(json.loads(source.read_text(encoding="utf-8")))
+        target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+
+
+def setup(app: Sphinx) -> dict:
+    # Before the theme builds its download menu from the context (priority 501).
+    app.connect("html-page-context", link_notebook_download, priority=500)
+    app.connect("build-finished", write_notebook_downloads)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,258 @@
+"""The few changes to the theme's finished output that no hook can make, each one checked.
+
+Everything else the book changes about the theme goes through the theme's and
+Sphinx's own hooks: template overrides in ``docs/_templates/``, ``html-page-context``
+handlers (bookext.staticsite, bookext.readertools), node overrides and theme
+options. What is left has no hook:
+
+* **Icons as inline SVG.** pydata-sphinx-theme writes ``<i class="fa-solid fa-bars">``
+  in its templates and has Font Awesome's ``fontawesome.js`` (1.5 MB, 540 KiB
+  gzipped) swap each for an ``<svg>`` in the browser; no template or option yields
+  the SVG itself. After the build every such element becomes the same
+  ``svg-inline--fa`` markup, with the path data read from the installed theme's
+  fontawesome.js, which the pages then need not load
+  (``docs/_templates/static/webpack-macros.html`` leaves it out).
+* **The theme's icon stylesheet rules and fonts, cut down.** pydata-sphinx-theme.css
+  carries a glyph rule (``.fa-NAME{--fa:"..."}``) for each of ~2,000 icon names,
+  and three Font Awesome web fonts hold every glyph; the theme has no option to
+  choose icons. Rules of icons no page uses are dropped and the fonts are subset
+  to the glyphs the stylesheet still names (the admonition icons, drawn with
+  ``content:``).
+* **Launch-menu logos loaded lazily.** The Binder and Colab logos of the (closed)
+  launch menu are ``<img>`` elements written by the book theme's button macro,
+  which takes no attributes; ``loading="lazy"`` fetches them when the menu opens.
+
+Every edit checks that it did its work. A page still holding markup an edit exists
+to change (because the theme's markup changed and the pattern no longer matches)
+fails the build with :class:`ThemeMarkupChanged`, naming the edit, the page and the
+markup; so do a theme script with no icons to read and a stylesheet with no glyph
+rules to trim. The edits are plain string edits, so the output stays reproducible.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.errors import SphinxError
+
+
+class ThemeMarkupChanged(SphinxError):
+    """The theme's output no longer has the markup a post-processing edit changes."""
+
+    category = "Theme markup changed (bookext.postprocess)"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One string edit of every built page, and how to tell that it was not done.
+
+    ``left_undone`` finds markup the edit exists to change: after the edit, a page
+    must hold none of it.
+    """
+
+    name: str
+    pattern: re.Pattern
+    replacement: str | Callable[[re.Match], str]
+    left_undone: re.Pattern
+
+    def apply(self, text: str, page: str) -> tuple[str, list[str]]:
+        """The edited page, and one problem per kind of markup the edit did not change."""
+        text = self.pattern.sub(self.replacement, text)
+        left = sorted({m.group(0) for m in self.left_undone.finditer(text)})
+        return text, [f"{self.name}: {page} still has {markup!r}" for markup in left]
+
+
+# --- icons ---------------------------------------------------------------------------------
+
+FA_PACKS = {"fa-solid": "fas", "fas": "fas", "fa-regular": "far", "far": "far",
+            "fa-brands": "fab", "fab": "fab"}
+FA_TAG = re.compile(
+    r'<(i|span) class="([^"]*\b(?:fa-solid|fas|fa-regular|far|fa-brands|fab)\b[^"]*)"'
+    r'((?: (?:data-[a-z-]+|title)="[^"]*")*)(?: aria-hidden="true")?\s*></\1>'
+)
+# Any element but an <svg> whose class names a Font Awesome icon: it would need fontawesome.js.
+FA_ELEMENT_LEFT = re.compile(
+    r'<(?!svg\b)[a-z]+\b[^>]*\bclass="(?:[^"]*\s)?fa-[a-z0-9-]+[^"]*"[^>]*>')
+# The icons pydata-sphinx-theme's own script creates at run time (announcement banner).
+FA_RUNTIME = {"xmark"}
+SVG_ICON = re.compile(r'<svg class="svg-inline--fa [^"]*"[^>]* data-icon="([a-z0-9-]+)"')
+
+
+def fontawesome_icons(theme_js: Path) -> dict[tuple[str, str], tuple[int, int, str]]:
+    """(pack, name) -> (width, height, path data), read from the theme's fontawesome.js."""
+    if not theme_js.exists():
+        raise ThemeMarkupChanged(f"icons: the theme no longer ships {theme_js.name} "
+                                 f"(looked for {theme_js}) to read the icons' SVG paths from")
+    text = theme_js.read_text(encoding="utf-8")
+    icons: dict[tuple[str, str], tuple[int, int, str]] = {}
+    # Each pack is written as ``var b={name:[w,h,[aliases],"f104","M…"],…}`` and then
+    # registered with ``p("fas",b)`` (or "far", "fab").
+    icon = re.compile(r'"?([a-z0-9-]+)"?:\[(\d+),(\d+),\[[^\]]*\],"[0-9a-f]+","(M[^"]+)"\]')
+    start = 0
+    for register in re.finditer(r'p\("(fa[srb])",b\)', text):
+        begin = text.rfind("var b={", start, register.start())
+        if begin >= 0:
+            for m in icon.finditer(text, begin, register.start()):
+                icons.setdefault((register.group(1), m.group(1)),
+                                 (int(m.group(2)), int(m.group(3)), m.group(4)))
+        start = register.end()
+    if not icons:
+        raise ThemeMarkupChanged(f"icons: found no icon definitions in {theme_js} "
+                                 "(its format changed: update fontawesome_icons)")
+    return icons
+
+
+def icon_svg(classes: str, attrs: str, icons: dict) -> str | None:
+    """The inline ``<svg>`` fontawesome.js would draw for ``<i class=classes attrs>``."""
+    words = classes.split()
+    pack = next((FA_PACKS[w] for w in words if w in FA_PACKS), "fas")
+    names = [w[3:] for w in words if w.startswith("fa-") and w not in FA_PACKS
+             and (pack, w[3:]) in icons]
+    if not names:
+        return None
+    name = names[0]
+    width, height, path = icons[(pack, name)]
+    extra = " ".join(w for w in words if w not in FA_PACKS and w != f"fa-{name}")
+    cls = f"svg-inline--fa fa-{name}" + (f" {extra}" if extra else "")
+    return (f'<svg class="{cls}"{attrs} aria-hidden="true" focusable="false" data-prefix="{pack}" '
+            f'data-icon="{name}" role="img" xmlns="http://www.w3.org/2000/svg" '
+            f'viewBox="0 0 {width} {height}"><path fill="currentColor" d="{path}"></path></svg>')
+
+
+def page_edits(icons: dict) -> tuple[Edit, ...]:
+    """The edits of every built page, in order (icons need the theme's icon data)."""
+
+    def swap(m: re.Match) -> str:
+        svg = icon_svg(m.group(2), m.group(3), icons)
+        return m.group(0) if svg is None else svg  # left in place: reported as undone
+
+    return (
+        Edit("icons as inline SVG", FA_TAG, swap, FA_ELEMENT_LEFT),
+        Edit("lazy launch-menu logos",
+             re.compile(r'<img (alt="[^"]*" src="[^"]*_static/images/logo_[a-z_]+\.(?:png|svg)")>'),
+             r'<img loading="lazy" \1>',
+             re.compile(r'<img (?![^>]*\bloading=)[^>]*\bsrc="[^"]*_static/images/logo_[^"]*"'
+                        r'[^>]*>')),
+    )
+
+
+def edit_page(text: str, page: str, edits: tuple[Edit, ...]) -> tuple[str, list[str]]:
+    """Apply ``edits`` to one page's HTML: (new text, problems)."""
+    problems = []
+    for edit in edits:
+        text, left = edit.apply(text, page)
+        problems += left
+    return text, problems
+
+
+# --- the theme's stylesheet and fonts ----------------------------------------------------------
+
+# A glyph rule, possibly for several names: ``.fa-close,.fa-xmark{--fa:"\f00d"}``.
+GLYPH_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+,)*\.fa-[a-z0-9-]+)\{--fa:"[^"]*"\}')
+SOURCE_MAP = "/*# sourceMappingURL=pydata-sphinx-theme.css.map*/"
+TRIMMED_MARK = "bookext.postprocess"
+
+# The rules fontawesome.js would inject for its inline SVGs (only those the pages use).
+SVG_ICON_CSS = f"""
+/* {TRIMMED_MARK}: icons are inline SVG written at build time. */
+.svg-inline--fa{{box-sizing:content-box;display:var(--fa-display,inline-block);height:1em;
+overflow:visible;vertical-align:-.125em;width:var(--fa-width,1.25em)}}
+.svg-inline--fa.fa-lg{{vertical-align:-.2em}}
+.fa-lg{{font-size:1.25em;line-height:.05em}}
+.fa-fw{{text-align:center;width:1.25em}}
+"""
+
+
+def trim_theme_css(css: str, used: set[str]) -> str:
+    """The theme's stylesheet without the glyph rules of icons no page uses, with the
+    inline-SVG icon rules added, and without its source map (which no longer fits)."""
+    keep = used | FA_RUNTIME
+
+    def glyph(m: re.Match) -> str:
+        names = {selector[len(".fa-"):] for selector in m.group(1).split(",")}
+        return m.group(0) if names & keep else ""
+
+    css, rules = GLYPH_RULE.subn(glyph, css)
+    if not rules:
+        raise ThemeMarkupChanged('theme stylesheet: no Font Awesome glyph rules '
+                                 '(.fa-NAME{--fa:"..."}) to trim: update GLYPH_RULE')
+    if SOURCE_MAP not in css:
+        raise ThemeMarkupChanged(
+            f"theme stylesheet: no {SOURCE_MAP!r} to remove: update SOURCE_MAP")
+    return css.replace(SOURCE_MAP, "") + SVG_ICON_CSS
+
+
+def icon_codepoints(css: str) -> set[int]:
+    """The private-use code points (Font Awesome glyphs) a stylesheet names, as escapes
+    (``"\\f0eb"``) or as the characters themselves."""
+    codepoints = {int(h, 16) for h in re.findall(r"\\([0-9a-fA-F]{4})", css)}
+    codepoints |= {ord(c) for c in css}
+    return {c for c in codepoints if 0xE000 <= c <= 0xF8FF}
+
+
+def subset_icon_fonts(webfonts: Path, css: str) -> None:
+    """Cut Font Awesome's web fonts (all ~1,400 solid icons: 112 KiB) down to the glyphs
+    the theme's stylesheet still names."""
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    fonts = sorted(webfonts.glob("fa-*.woff2"))
+    codepoints = icon_codepoints(css)
+    if not fonts or not codepoints:
+        raise ThemeMarkupChanged(f"icon fonts: found {len(fonts)} fonts in {webfonts} and "
+                                 f"{len(codepoints)} glyphs named by the stylesheet; "
+                                 "expected some of both")
+    for path in fonts:
+        # recalcTimestamp=False: no build time in the font, so two builds give the same bytes.
+        font = TTFont(path, recalcTimestamp=False)
+        options = subset.Options()
+        options.flavor = "woff2"
+        options.notdef_outline = True
+        subsetter = subset.Subsetter(options)
+        subsetter.populate(unicodes=codepoints)
+        subsetter.subset(font)
+        font.flavor = "woff2"
+        font.save(path, reorderTables=True)
+
+
+# --- the build step ----------------------------------------------------------------------------
+
+
+def finish(app: Sphinx, exception) -> None:
+    """Edit every built page, then the theme's stylesheet and fonts; fail on an edit left undone."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    edits = page_edits(fontawesome_icons(out / "_static" / "scripts" / "fontawesome.js"))
+    used: set[str] = set()
+    problems: list[str] = []
+    for page in sorted(out.rglob("*.html")):
+        if "_static" in page.relative_to(out).parts:
+            continue
+        original = page.read_text(encoding="utf-8")
+        text, left = edit_page(original, page.relative_to(out).as_posix(), edits)
+        problems += left
+        used.update(SVG_ICON.findall(text))
+        if text != original:
+            page.write_text(text, encoding="utf-8")
+    if problems:
+        shown = "\n  ".join(problems[:12]) + (f"\n  ... and {len(problems) - 12} more"
+                                              if len(problems) > 12 else "")
+        raise ThemeMarkupChanged(
+            f"{len(problems)} edits of the theme's HTML found markup they do not handle "
+            f"(see docs/_ext/bookext/postprocess.py):\n  {shown}")
+    css_file = out / "_static" / "styles" / "pydata-sphinx-theme.css"
+    css = css_file.read_text(encoding="utf-8")
+    if TRIMMED_MARK not in css:  # (an incremental build may keep last build's trimmed copy)
+        css = trim_theme_css(css, used)
+        css_file.write_text(css, encoding="utf-8")
+    subset_icon_fonts(out / "_static" / "vendor" / "fontawesome" / "webfonts", css)
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("build-finished", finish)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
