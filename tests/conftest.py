@@ -38,6 +38,46 @@ def rootdir() -> Path:
     return Path(__file__).resolve().parent / "roots"
 
 
+@pytest.fixture(scope="module")
+def tiny_book(request, rootdir, tmp_path_factory):
+    """The test module's tiny book (``TESTROOT = "x"``: tests/roots/test-x), built once for
+    the module in-process, with sphinx.testing's app: its outdir and warnings are read."""
+    import shutil
+
+    from sphinx.testing.util import SphinxTestApp
+
+    name = request.module.TESTROOT
+    srcdir = tmp_path_factory.mktemp(name) / "src"
+    shutil.copytree(rootdir / f"test-{name}", srcdir)
+    app = SphinxTestApp("html", srcdir=srcdir)
+    try:
+        app.build()
+        yield app
+    finally:
+        app.cleanup()
+
+
+@pytest.fixture(scope="module")
+def tiny_page(tiny_book):
+    """Read a page of the module's tiny book: ``tiny_page("index")`` is its parsed HTML."""
+    from bs4 import BeautifulSoup
+
+    def parse(name: str) -> BeautifulSoup:
+        html = (tiny_book.outdir / f"{name}.html").read_text(encoding="utf-8")
+        return BeautifulSoup(html, "html.parser")
+
+    return parse
+
+
+@pytest.fixture(scope="module")
+def quiet_tiny_book(tiny_book):
+    """The tiny book, which must have built without a single warning."""
+    from sphinx.util.console import strip_colors
+
+    assert strip_colors(tiny_book.warning.getvalue()) == ""
+    return tiny_book
+
+
 @pytest.fixture
 def small_params() -> ffnbook.FFNParams:
     return ffnbook.init_ffn_params(16, 64, seed=3)

@@ -1,0 +1,109 @@
+"""The book's theme settings, template overrides and post-processing on a tiny book, built
+in-process (tests/roots/test-theme reads html_theme, its options and templates_path from
+the book's conf.py): what each override is for holds, without building the book. Then
+the same book with a template standing for a theme release whose markup changed: the
+build fails, naming the edits that no longer match."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pydata_sphinx_theme
+import pytest
+
+import bookext
+from bookext.postprocess import ThemeMarkupChanged
+
+BOOK_TEMPLATES = str(Path(bookext.__file__).resolve().parents[2] / "_templates")
+TESTROOT = "theme"
+PAGES = ("index", "notebook", "404", "search", "genindex")
+
+
+@pytest.fixture(scope="module")
+def page(quiet_tiny_book, tiny_page):
+    """Read a page of the tiny book, which built without a warning: ``page("index")``."""
+    return tiny_page
+
+
+def test_icons_are_inline_svg_and_no_page_loads_the_icon_script(page):
+    for name in PAGES:
+        html = page(name)
+        assert html.select("svg.svg-inline--fa"), name
+        assert not html.select("i[class*='fa-'], span[class*='fa-']"), name
+        assert not html.find("script", src=lambda s: s and "fontawesome" in s), name
+        assert not html.find("link", rel="preload"), name
+
+
+def test_only_the_search_page_loads_the_search_index(page):
+    for name in PAGES:
+        sources = [s.get("src", "") for s in page(name).find_all("script")]
+        assert any("searchindex.js" in s for s in sources) == (name == "search"), name
+
+
+def test_search_button_is_named_by_its_visible_text(page):
+    button = page("index").select_one("button.search-button-field")
+    assert not button.has_attr("aria-label")
+    assert " ".join(button.get_text(" ").split()) == "Search Ctrl + K"
+
+
+def test_the_primary_sidebar_is_one_landmark(page):
+    sidebar = page("index").find(id="pst-primary-sidebar")
+    landmark = sidebar.find(recursive=False)
+    assert landmark["role"] == "complementary" and landmark["aria-label"] == "Book navigation"
+    assert landmark.select_one("button.search-button-field") and landmark.select_one("nav.bd-links")
+
+
+def test_reading_tools_sit_in_the_article_header_on_pages_with_content(page):
+    for name in ("index", "notebook"):
+        html = page(name)
+        tools = html.select("details.ffn-tools")
+        assert len(tools) == 1 and tools[0].find_parent(class_="bd-header-article"), name
+        assert "pst-js-only" in tools[0]["class"]
+        assert tools[0].select_one("select#ffn-expertise") and tools[0].select_one("#ffn-links")
+        assert not html.select("article .ffn-tools")
+    for name in ("404", "search", "genindex"):
+        assert not page(name).select(".ffn-tools"), name
+
+
+def test_one_download_menu_and_its_notebook(page, quiet_tiny_book):
+    for name in ("index", "notebook"):
+        html = page(name)
+        assert len(html.select(".dropdown-download-buttons")) == 1
+        offered = [a["href"] for a in html.select(".dropdown-download-buttons a")]
+        ipynb = [f"_sources/{name}.ipynb"] if name == "notebook" else []
+        assert offered == ipynb + [f"_sources/{name}.md"], name
+    notebook = json.loads((quiet_tiny_book.outdir / "_sources" / "notebook.ipynb").read_text())
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    assert ["".join(c["source"]) for c in code] == ["x = 1", "x + 1"]
+    ids = [c["id"] for c in notebook["cells"]]
+    assert ids == [f"cell-{i}" for i in range(len(ids))]
+
+
+def test_launch_menu_logos_load_lazily(page):
+    logos = page("notebook").select(".dropdown-launch-buttons img")
+    assert len(logos) == 2 and all(img["loading"] == "lazy" for img in logos)
+
+
+def test_theme_stylesheet_and_icon_fonts_are_cut_down(page, quiet_tiny_book):
+    installed = Path(pydata_sphinx_theme.__file__).parent / "theme/pydata_sphinx_theme/static"
+    css = (quiet_tiny_book.outdir / "_static" / "styles" / "pydata-sphinx-theme.css").read_text()
+    assert "bookext.postprocess" in css and "sourceMappingURL" not in css
+    webfonts = quiet_tiny_book.outdir / "_static" / "vendor" / "fontawesome" / "webfonts"
+    fonts = sorted(webfonts.glob("*.woff2"))
+    assert fonts
+    for font in fonts:
+        original = installed / "vendor" / "fontawesome" / "webfonts" / font.name
+        assert font.stat().st_size < original.stat().st_size / 4, font.name
+
+
+@pytest.mark.sphinx("html", testroot="theme", srcdir="theme-changed", freshenv=True,
+                    confoverrides={"templates_path": ["_changed_templates", BOOK_TEMPLATES]})
+def test_a_theme_whose_markup_changed_fails_the_build_naming_the_edits(app):
+    with pytest.raises(ThemeMarkupChanged) as failure:
+        app.build()
+    message = str(failure.value)
+    assert ("icons as inline SVG: index.html still has "
+            "'<i class=\"fa-solid fa-magnifying-glass\" role=\"presentation\">'") in message
+    assert ("lazy launch-menu logos: index.html still has "
+            "'<img src=\"_static/images/logo_binder.svg\" alt=\"Binder logo\">'") in message
