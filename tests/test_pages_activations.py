@@ -42,13 +42,6 @@ def test_tanh_error_numbers(site):
     assert glued_after(site, PAGE, "reached at") == f"{err.at_x:.2f}"
 
 
-def test_figures_have_alt_text(site):
-    imgs = figures(site, PAGE)
-    assert len(imgs) == 3
-    for img in imgs:
-        assert len(img.get("alt", "").strip()) > 40, img
-
-
 @pytest.mark.parametrize("name", ["ReLU", "GELU", "SiLU"])
 def test_page_names_the_activations(site, name):
     assert name in page_text(site, PAGE)

@@ -44,9 +44,3 @@ def test_active_fraction(site, setup):
 def test_equivalences_are_rounding_only(site):
     assert 0 <= number(glued_after(site, PAGE, "agree to")) < 1e-12
     assert 0 <= number(glued_after(site, PAGE, "differ by at most")) < 1e-12
-
-
-def test_figures_have_alt_text(site):
-    images = figures(site, PAGE)
-    assert len(images) == 1
-    assert all(img.get("alt", "").strip() for img in images)

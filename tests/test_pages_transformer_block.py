@@ -58,9 +58,3 @@ def test_influence_numbers(site, setup):
     block_m = block.influence_matrix(block.block_layer(attn, ffn, n_heads=base.n_heads, norm="pre"), x)
     assert glued_after(site, PAGE, "Its off-diagonal part, largest value") == f"{block_m[off].max():.3f}"
     assert glued_after(site, PAGE, "Its diagonal is large") == f"{np.diag(block_m).mean():.2f}"
-
-
-def test_figures_have_alt_text(site):
-    images = figures(site, PAGE)
-    assert len(images) == 2  # the block diagram and the influence heatmaps
-    assert all(img.get("alt", "").strip() for img in images)
