@@ -51,7 +51,7 @@ def project(tmp_path) -> Path:
     docs = copy / "docs"
     docs.mkdir()
     # The book's build machinery, beside the pages as in the real tree.
-    for name in ("_ext", "_static"):
+    for name in ("_ext", "_static", "_templates"):
         shutil.copytree(ROOT / "docs" / name, docs / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("references.bib", "glossary.yml"):
         shutil.copy2(ROOT / "docs" / name, docs / name)
