@@ -6,15 +6,15 @@ handlers (bookext.staticsite, bookext.readertools), node overrides and theme
 options. What is left has no hook:
 
 * **Icons as inline SVG.** pydata-sphinx-theme writes ``<i class="fa-solid fa-bars">``
-  in its templates and has Font Awesome's ``fontawesome.js`` (1.5 MB, 540 KiB
+  in its templates and has Font Awesome's ``fontawesome.js`` (1.5 MB, 0.5 MB
   gzipped) swap each for an ``<svg>`` in the browser; no template or option yields
   the SVG itself. After the build every such element becomes the same
   ``svg-inline--fa`` markup, with the path data read from the installed theme's
   fontawesome.js, which the pages then need not load
   (``docs/_templates/static/webpack-macros.html`` leaves it out).
 * **The theme's icon stylesheet rules and fonts, cut down.** pydata-sphinx-theme.css
-  carries a glyph rule (``.fa-NAME{--fa:"..."}``) for each of ~2,000 icon names,
-  and three Font Awesome web fonts hold every glyph; the theme has no option to
+  carries about 2,000 glyph rules (``.fa-NAME{--fa:"..."}``), one per icon, and
+  three Font Awesome web fonts hold every glyph; the theme has no option to
   choose icons. Rules of icons no page uses are dropped and the fonts are subset
   to the glyphs the stylesheet still names (the admonition icons, drawn with
   ``content:``).
