@@ -1,0 +1,458 @@
+"""A tiny decoder-only transformer built from the chapter's own block, and its training.
+
+Each block is the pre-norm block of :func:`ffnbook.block.transformer_block`,
+in PyTorch::
+
+    h = x + Attention(LN(x))
+    y = h + FFN(LN(h))
+
+with the attention of :func:`ffnbook.attention.self_attention` (query, key,
+value and output projections without biases, ``n_heads`` heads) plus a
+causal mask, the FFN of :class:`ffnbook.torch_ffn.PositionwiseFFN` (ReLU),
+and layer norms without learned gain or bias, exactly as the NumPy block
+computes them. So a block's weights export to
+:class:`~ffnbook.attention.AttentionParams` and
+:class:`~ffnbook.feedforward.FFNParams` and give the same numbers there.
+
+Around the blocks: a token embedding plus a learned position embedding, a
+final layer norm and an unembedding matrix that maps each position's vector
+to one score (logit) per token of the vocabulary.
+
+:func:`train_on_facts` trains it to answer the prompts of
+:mod:`ffnbook.facts`, with a cross-entropy loss on the answer position only.
+Training is deterministic: seeded, with ``torch.use_deterministic_algorithms``
+and a fixed number of threads, so the same call gives bit-identical weights
+on the same machine.
+
+This module imports torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import asdict, dataclass
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from ._checks import require_positive_int
+from .attention import AttentionParams
+from .facts import FactWorld, Prompts, check_facts, make_prompts, repeat_facts
+from .feedforward import FFNParams, check_params
+from .torch_ffn import PositionwiseFFN
+
+#: How a sublayer can be knocked out in :meth:`TinyTransformer.trace`:
+#: ``"zero"`` drops its output; ``"mean"`` replaces it by a fixed vector.
+ABLATIONS = ("zero", "mean")
+
+#: Layer-norm eps, the same as ffnbook.block.layer_norm's default.
+LN_EPS = 1e-5
+
+
+def layer_norm(x: torch.Tensor) -> torch.Tensor:
+    """Layer norm over the last axis without gain or bias (as :func:`ffnbook.block.layer_norm`)."""
+    return nn.functional.layer_norm(x, x.shape[-1:], eps=LN_EPS)
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head self-attention as in :func:`ffnbook.attention.self_attention`, with a causal mask.
+
+    With ``causal=True`` position ``t`` attends to positions ``0..t`` only,
+    as in a decoder; with ``causal=False`` it equals the NumPy function.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, *, causal: bool = True):
+        super().__init__()
+        self.d_model = require_positive_int(d_model, "d_model")
+        self.n_heads = require_positive_int(n_heads, "n_heads")
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
+        self.causal = bool(causal)
+        self.q, self.k, self.v, self.o = (nn.Linear(d_model, d_model, bias=False) for _ in range(4))
+
+    def forward(self, x: torch.Tensor, *, return_weights: bool = False):
+        """Attention output, shape of ``x``; with ``return_weights``, also the weights ``(..., H, T, T)``."""
+        T, d_head = x.shape[-2], self.d_model // self.n_heads
+
+        def split(t):  # (..., T, D) -> (..., H, T, d_head)
+            return t.reshape(*t.shape[:-1], self.n_heads, d_head).transpose(-2, -3)
+
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(d_head)
+        if self.causal:
+            future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+            scores = scores.masked_fill(future, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        merged = (weights @ v).transpose(-2, -3).reshape(x.shape)
+        out = self.o(merged)
+        return (out, weights) if return_weights else out
+
+    def to_numpy(self) -> AttentionParams:
+        """The projections in the NumPy convention (``x @ Wq``), i.e. the transposed torch weights."""
+        return AttentionParams(*(m.weight.detach().numpy().T.copy() for m in (self.q, self.k, self.v, self.o)))
+
+    def load_numpy(self, params: AttentionParams) -> None:
+        """Copy NumPy-convention projections into this module (cast to its dtype)."""
+        params = AttentionParams(*params)
+        for m, w, name in zip((self.q, self.k, self.v, self.o), params, AttentionParams._fields):
+            w = np.asarray(w)
+            if w.shape != (self.d_model, self.d_model):
+                raise ValueError(f"{name} must have shape ({self.d_model}, {self.d_model}), got {w.shape}")
+            with torch.no_grad():
+                m.weight.copy_(torch.from_numpy(w.T.copy()))
+
+
+class Block(nn.Module):
+    """One pre-norm block: ``h = x + attn(LN(x))``, ``y = h + ffn(LN(h))``."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, *, causal: bool = True):
+        super().__init__()
+        self.attention = CausalSelfAttention(d_model, n_heads, causal=causal)
+        self.ffn = PositionwiseFFN(d_model, d_ff, activation="relu")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x + self.attention(layer_norm(x))
+        return h + self.ffn(layer_norm(h))
+
+    @classmethod
+    def from_numpy(cls, attn_params: AttentionParams, ffn_params: FFNParams, *, n_heads: int,
+                   causal: bool = True) -> "Block":
+        """A block holding exactly these NumPy weights, in their dtype."""
+        ffn_params = check_params(*ffn_params)
+        block = cls(ffn_params.d_model, n_heads, ffn_params.d_ff, causal=causal)
+        block.to(torch.float64 if ffn_params.dtype == np.float64 else torch.float32)
+        block.attention.load_numpy(attn_params)
+        block.ffn = PositionwiseFFN.from_numpy(ffn_params, activation="relu")
+        return block
+
+    def to_numpy(self) -> tuple[AttentionParams, FFNParams]:
+        """The block's weights for :func:`ffnbook.block.transformer_block` (``norm="pre"``, ReLU)."""
+        return self.attention.to_numpy(), self.ffn.to_numpy()
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The shape of a :class:`TinyTransformer`."""
+
+    vocab_size: int
+    seq_len: int
+    d_model: int = 64
+    n_heads: int = 4
+    d_ff: int = 256
+    n_blocks: int = 2
+
+    @property
+    def expansion_ratio(self) -> float:
+        """``d_ff / d_model``, the FFN's width as a multiple of the model's."""
+        return self.d_ff / self.d_model
+
+    def __post_init__(self):
+        for name in ("vocab_size", "seq_len", "d_model", "n_heads", "d_ff", "n_blocks"):
+            require_positive_int(getattr(self, name), name)
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
+
+
+class Trace(NamedTuple):
+    """What :meth:`TinyTransformer.trace` saw inside the model, per block (lists of tensors)."""
+
+    logits: torch.Tensor  #: (n, seq_len, vocab_size)
+    block_inputs: list  #: per block, the residual stream entering it, (n, seq_len, d_model)
+    ffn_inputs: list  #: per block, the FFN's input LN(h), (n, seq_len, d_model)
+    ffn_hidden: list  #: per block, the FFN's hidden layer after ReLU, (n, seq_len, d_ff)
+    ffn_outputs: list  #: per block, what the FFN added to the stream, (n, seq_len, d_model)
+    attention_outputs: list  #: per block, what attention added, (n, seq_len, d_model)
+    attention_weights: list  #: per block, (n, n_heads, seq_len, seq_len)
+    final: torch.Tensor  #: the residual stream after the last block, before the final norm
+
+
+class TinyTransformer(nn.Module):
+    """Embeddings, ``n_blocks`` pre-norm :class:`Block` s, a final layer norm and an unembedding.
+
+    >>> m = TinyTransformer(ModelConfig(vocab_size=20, seq_len=6, d_model=16, n_heads=2, d_ff=32))
+    >>> m(torch.zeros(3, 6, dtype=torch.long)).shape
+    torch.Size([3, 6, 20])
+    """
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        if not isinstance(config, ModelConfig):
+            raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
+        self.config = config
+        self.embed = nn.Embedding(config.vocab_size, config.d_model)
+        self.position = nn.Embedding(config.seq_len, config.d_model)
+        self.blocks = nn.ModuleList(
+            Block(config.d_model, config.n_heads, config.d_ff) for _ in range(config.n_blocks))
+        self.unembed = nn.Linear(config.d_model, config.vocab_size, bias=False)
+
+    def _check_tokens(self, tokens) -> torch.Tensor:
+        if isinstance(tokens, np.ndarray):
+            tokens = torch.from_numpy(tokens)
+        if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.long:
+            raise TypeError(f"tokens must be an int64 tensor or array, got {getattr(tokens, 'dtype', type(tokens))}")
+        if tokens.dim() != 2 or not 1 <= tokens.shape[1] <= self.config.seq_len:
+            raise ValueError(f"tokens must have shape (n, seq_len ≤ {self.config.seq_len}), got {tuple(tokens.shape)}")
+        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.config.vocab_size):
+            raise ValueError(f"token ids must lie in [0, {self.config.vocab_size})")
+        return tokens
+
+    def forward(self, tokens) -> torch.Tensor:
+        """Logits ``(n, seq_len, vocab_size)`` for int64 tokens ``(n, seq_len)``."""
+        return self.trace(tokens).logits
+
+    def trace(self, tokens, *, ffn_ablation: dict | None = None,
+              attention_ablation: dict | None = None) -> Trace:
+        """Run the model and keep every sublayer's input and output; optionally knock sublayers out.
+
+        ``ffn_ablation`` and ``attention_ablation`` map a block index to
+        ``"zero"`` (the sublayer adds nothing) or to a tensor that replaces
+        the sublayer's output: shape ``(d_model,)`` for the same vector at
+        every position, ``(seq_len, d_model)`` for one vector per position
+        (mean ablation passes the sublayer's average output here).
+        """
+        tokens = self._check_tokens(tokens)
+        knocks = {"ffn": dict(ffn_ablation or {}), "attention": dict(attention_ablation or {})}
+        for kind, table in knocks.items():
+            for index, how in table.items():
+                if not (isinstance(index, int) and 0 <= index < len(self.blocks)):
+                    raise ValueError(f"{kind} ablation: block index must be in [0, {len(self.blocks)}), got {index!r}")
+                shapes = ((self.config.d_model,), (tokens.shape[1], self.config.d_model))
+                if not (isinstance(how, str) and how == "zero"
+                        or isinstance(how, torch.Tensor) and tuple(how.shape) in shapes):
+                    raise ValueError(f"{kind} ablation of block {index} must be 'zero' or a tensor of shape "
+                                     f"{shapes[0]} or {shapes[1]}, got {getattr(how, 'shape', how)!r}")
+        positions = torch.arange(tokens.shape[1])
+        x = self.embed(tokens) + self.position(positions)
+        record = {key: [] for key in ("block_inputs", "ffn_inputs", "ffn_hidden", "ffn_outputs",
+                                      "attention_outputs", "attention_weights")}
+
+        def replace(out, how):
+            return torch.zeros_like(out) if how == "zero" else how.expand_as(out)
+
+        for i, block in enumerate(self.blocks):
+            x_in = x
+            attn_out, weights = block.attention(layer_norm(x), return_weights=True)
+            if i in knocks["attention"]:
+                attn_out = replace(attn_out, knocks["attention"][i])
+            h = x + attn_out
+            ffn_in = layer_norm(h)
+            hidden = block.ffn.activation(block.ffn.up(ffn_in))
+            ffn_out = block.ffn.down(hidden)
+            if i in knocks["ffn"]:
+                ffn_out = replace(ffn_out, knocks["ffn"][i])
+            x = h + ffn_out
+            for key, value in zip(record, (x_in, ffn_in, hidden, ffn_out, attn_out, weights)):
+                record[key].append(value)
+        logits = self.unembed(layer_norm(x))
+        return Trace(logits=logits, final=x, **record)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How :func:`train_on_facts` trains: optimiser, budget and seeds."""
+
+    steps: int = 600
+    batch_size: int = 128
+    learning_rate: float = 3e-3
+    weight_decay: float = 0.0
+    eval_every: int = 50
+    eval_contexts: int = 2  #: fresh prompts per fact when recall is measured
+    seed: int = 0
+    threads: int = 1  #: torch threads during training; fixed so reductions run in a fixed order
+
+    def __post_init__(self):
+        for name in ("steps", "batch_size", "eval_every", "eval_contexts", "threads"):
+            require_positive_int(getattr(self, name), name)
+        if not (isinstance(self.learning_rate, float) and 0 < self.learning_rate < 1):
+            raise ValueError(f"learning_rate must be a float in (0, 1), got {self.learning_rate!r}")
+
+
+@contextlib.contextmanager
+def deterministic_torch(seed: int, threads: int = 1):
+    """Seed torch, demand deterministic algorithms and fix the thread count; restore all on exit."""
+    old_threads = torch.get_num_threads()
+    old_deterministic = torch.are_deterministic_algorithms_enabled()
+    old_state = torch.random.get_rng_state()
+    torch.set_num_threads(require_positive_int(threads, "threads"))
+    torch.use_deterministic_algorithms(True)
+    torch.manual_seed(seed)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old_threads)
+        torch.use_deterministic_algorithms(old_deterministic)
+        torch.random.set_rng_state(old_state)
+
+
+def use_deterministic_torch(threads: int = 1) -> None:
+    """For a page or a notebook session: fix torch's thread count and demand deterministic algorithms.
+
+    Training seeds itself (:func:`deterministic_torch`); this makes the
+    measurements after it repeatable too, and with one thread the tiny
+    model's many small operations also cost the least CPU time.
+    """
+    torch.set_num_threads(require_positive_int(threads, "threads"))
+    torch.use_deterministic_algorithms(True)
+
+
+def numpy_block_max_diff(model: "TinyTransformer", index: int, x) -> dict[str, float]:
+    """Compare one block of ``model`` with :func:`ffnbook.block.transformer_block` on the same weights.
+
+    The block's weights are exported to NumPy, converted to float64 and
+    loaded into a fresh float64 :class:`Block`. ``x`` is a float64 array
+    ``(seq_len, d_model)``. Returns the largest absolute differences:
+    ``"no_mask"``, the block with its causal mask off against the NumPy
+    block on ``x``; ``"causal"``, the masked block against the NumPy block
+    run on each prefix ``x[:t+1]`` and read at its last position (a causal
+    mask lets position ``t`` see exactly that prefix).
+    """
+    from .block import transformer_block
+
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] != model.config.d_model:
+        raise ValueError(f"x must have shape (seq_len, {model.config.d_model}), got {x.shape}")
+    attn, ffn_params = model.blocks[index].to_numpy()
+    attn = AttentionParams(*(np.asarray(w, dtype=np.float64) for w in attn))
+    ffn_params = ffn_params.astype(np.float64)
+    n_heads = model.config.n_heads
+    expected = transformer_block(x, attn, ffn_params, n_heads=n_heads, norm="pre")
+    expected_causal = np.stack([transformer_block(x[: t + 1], attn, ffn_params, n_heads=n_heads, norm="pre")[-1]
+                                for t in range(len(x))])
+    diffs = {}
+    for name, causal, want in (("no_mask", False, expected), ("causal", True, expected_causal)):
+        block = Block.from_numpy(attn, ffn_params, n_heads=n_heads, causal=causal)
+        with torch.no_grad():
+            got = block(torch.from_numpy(x)).numpy()
+        diffs[name] = float(np.max(np.abs(got - want)))
+    return diffs
+
+
+@torch.no_grad()
+def answer_logits(model: TinyTransformer, prompts: Prompts, **ablations) -> torch.Tensor:
+    """Logits at the ``→`` position of every prompt, ``(n, vocab_size)``; ablations as in :meth:`~TinyTransformer.trace`."""
+    return model.trace(prompts.tokens, **ablations).logits[:, -1, :]
+
+
+def guessed_objects(logits: torch.Tensor, world: FactWorld) -> np.ndarray:
+    """Token id of the highest-scoring *object* in each row of ``logits`` ``(n, vocab_size)``.
+
+    Only object tokens compete: the model is asked which object, so a guess
+    at random is right with probability ``1 / n_objects``.
+    """
+    objects = torch.from_numpy(world.object_tokens())
+    return objects[logits[:, objects].argmax(dim=-1)].numpy()
+
+
+def recall(model: TinyTransformer, world: FactWorld, prompts: Prompts, **ablations) -> float:
+    """Share of ``prompts`` answered with the right object (see :func:`guessed_objects`).
+
+    Keyword arguments are ablations, as in :meth:`TinyTransformer.trace`.
+    """
+    guess = guessed_objects(answer_logits(model, prompts, **ablations), world)
+    return float((guess == prompts.answers).mean())
+
+
+class TrainResult(NamedTuple):
+    """A trained model and how training went."""
+
+    model: TinyTransformer
+    initial_model: TinyTransformer  #: the same model before its first step
+    history: dict  #: lists by key: step, loss (None at step 0), recall, held_out_recall; active_share: one list per block
+    model_config: ModelConfig
+    train_config: TrainConfig
+
+
+def active_share(model: TinyTransformer, prompts: Prompts, *, answer_only: bool = False) -> list[float]:
+    """Per block, the share of FFN hidden units with a non-zero (ReLU) activation, per token.
+
+    Averaged over every position of ``prompts``, or over the ``→`` positions
+    only with ``answer_only``.
+    """
+    with torch.no_grad():
+        hidden = model.trace(prompts.tokens).ffn_hidden
+    if answer_only:
+        hidden = [h[:, -1, :] for h in hidden]
+    return [float((h > 0).double().mean()) for h in hidden]
+
+
+def train_on_facts(world: FactWorld, train_facts, model_config: ModelConfig,
+                   train_config: TrainConfig = TrainConfig(), *, held_out_facts=None) -> TrainResult:
+    """Train a :class:`TinyTransformer` to answer prompts about ``train_facts``.
+
+    Every step draws a fresh batch of prompts (facts uniformly at random,
+    filler and positions fresh) and minimises the cross-entropy of the right
+    object at the ``→`` position, with AdamW. Every ``eval_every`` steps it
+    records the recall on fixed evaluation prompts (``eval_contexts`` per
+    fact, never used for training), the recall on ``held_out_facts`` if
+    given, the mean training loss since the last record, and the share of
+    FFN hidden units active per token in each block (all positions).
+
+    The same arguments give bit-identical weights on the same machine.
+    """
+    train_facts = check_facts(world, train_facts)
+    if model_config.vocab_size != world.vocab_size:
+        raise ValueError(f"model_config.vocab_size is {model_config.vocab_size}, the world has {world.vocab_size} tokens")
+    rng = np.random.default_rng([train_config.seed, 1])  # prompts; the model's init uses torch's seed
+    eval_prompts = make_prompts(world, repeat_facts(train_facts, train_config.eval_contexts),
+                                model_config.seq_len, np.random.default_rng([train_config.seed, 2]))
+    held_prompts = None
+    if held_out_facts is not None:
+        held_prompts = make_prompts(world, repeat_facts(check_facts(world, held_out_facts), train_config.eval_contexts),
+                                    model_config.seq_len, np.random.default_rng([train_config.seed, 3]))
+    history = {"step": [], "loss": [], "recall": [], "held_out_recall": [],
+               "active_share": [[] for _ in range(model_config.n_blocks)]}
+
+    def record(step, losses):
+        model.eval()
+        history["step"].append(step)
+        history["loss"].append(float(np.mean(losses)) if losses else None)  # none before the first step
+        history["recall"].append(recall(model, world, eval_prompts))
+        if held_prompts is not None:
+            history["held_out_recall"].append(recall(model, world, held_prompts))
+        for block, share in enumerate(active_share(model, eval_prompts)):
+            history["active_share"][block].append(share)
+        model.train()
+
+    with deterministic_torch(train_config.seed, train_config.threads):
+        model = TinyTransformer(model_config)
+        initial = TinyTransformer(model_config)
+        initial.load_state_dict(model.state_dict())
+        initial.eval()
+        optimiser = torch.optim.AdamW(model.parameters(), lr=train_config.learning_rate,
+                                      weight_decay=train_config.weight_decay)
+        record(0, [])
+        losses = []
+        for step in range(1, train_config.steps + 1):
+            pick = rng.integers(0, len(train_facts), size=train_config.batch_size)
+            batch = make_prompts(world, train_facts[pick], model_config.seq_len, rng)
+            logits = model(batch.tokens)[:, -1, :]
+            loss = nn.functional.cross_entropy(logits, torch.from_numpy(batch.answers))
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            losses.append(float(loss.detach()))
+            if step % train_config.eval_every == 0 or step == train_config.steps:
+                record(step, losses)
+                losses = []
+        model.eval()
+    return TrainResult(model, initial, history, model_config, train_config)
+
+
+def first_step_reaching(history: dict, key: str, level: float) -> int | None:
+    """The first recorded step at which ``history[key]`` is at least ``level`` (None if never).
+
+    >>> first_step_reaching({"step": [0, 50, 100], "recall": [0.1, 0.9, 1.0]}, "recall", 0.9)
+    50
+    """
+    for step, value in zip(history["step"], history[key]):
+        if value >= level:
+            return int(step)
+    return None
+
+
+def config_dict(result: TrainResult) -> dict:
+    """Both configs of a run as one flat dict of builtins, for display."""
+    return {**asdict(result.model_config), **asdict(result.train_config)}

@@ -1,0 +1,209 @@
+"""The tiny transformer: shapes, equality with the chapter's NumPy block, ablations and training."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ffnbook
+from ffnbook import block as np_block
+from ffnbook import facts
+from ffnbook import tiny_transformer as tt
+
+D_MODEL, N_HEADS, D_FF = 16, 4, 48
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One deterministic thread for every test; torch's settings are restored afterwards."""
+    with tt.deterministic_torch(seed=0, threads=1):
+        yield
+
+
+@pytest.fixture
+def world() -> facts.FactWorld:
+    return facts.make_world(6, 3, 6, n_filler=4, seed=0)
+
+
+def small_model(world, n_blocks=2, seed=0) -> tt.TinyTransformer:
+    torch.manual_seed(seed)
+    config = tt.ModelConfig(vocab_size=world.vocab_size, seq_len=6, d_model=D_MODEL, n_heads=N_HEADS,
+                            d_ff=D_FF, n_blocks=n_blocks)
+    return tt.TinyTransformer(config).eval()
+
+
+def test_shapes_of_the_trace(world):
+    model = small_model(world)
+    tokens = facts.fact_prompts(world, world.all_facts(), 2, 6, seed=0).tokens
+    trace = model.trace(tokens)
+    n = len(tokens)
+    assert trace.logits.shape == (n, 6, world.vocab_size)
+    for per_block, width in ((trace.block_inputs, D_MODEL), (trace.ffn_inputs, D_MODEL),
+                             (trace.ffn_hidden, D_FF), (trace.ffn_outputs, D_MODEL),
+                             (trace.attention_outputs, D_MODEL)):
+        assert len(per_block) == 2 and all(t.shape == (n, 6, width) for t in per_block)
+    assert all(w.shape == (n, N_HEADS, 6, 6) for w in trace.attention_weights)
+    assert torch.all(trace.ffn_hidden[0] >= 0)  # after ReLU
+
+
+def test_the_trace_adds_up_to_the_residual_stream(world):
+    model = small_model(world)
+    trace = model.trace(facts.fact_prompts(world, world.all_facts(), 1, 6, seed=0).tokens)
+    rebuilt = trace.block_inputs[0] + trace.attention_outputs[0] + trace.ffn_outputs[0]
+    assert torch.allclose(rebuilt, trace.block_inputs[1], atol=1e-6)
+
+
+def test_a_block_with_copied_weights_equals_the_numpy_block():
+    attn = ffnbook.init_attention_params(D_MODEL, seed=1)
+    ffn_params = ffnbook.init_ffn_params(D_MODEL, D_FF, seed=2)
+    x = ffnbook.random_tokens((5, D_MODEL), seed=3)
+    module = tt.Block.from_numpy(attn, ffn_params, n_heads=N_HEADS, causal=False)
+    with torch.no_grad():
+        got = module(torch.from_numpy(x)).numpy()
+    want = np_block.transformer_block(x, attn, ffn_params, n_heads=N_HEADS, norm="pre")
+    assert np.max(np.abs(got - want)) < 1e-12
+    exported_attn, exported_ffn = module.to_numpy()
+    assert all(np.array_equal(a, b) for a, b in zip(exported_attn, attn))
+    assert all(np.array_equal(a, b) for a, b in zip(exported_ffn, ffn_params))
+
+
+def test_the_causal_block_sees_exactly_each_prefix():
+    attn = ffnbook.init_attention_params(D_MODEL, seed=4)
+    ffn_params = ffnbook.init_ffn_params(D_MODEL, D_FF, seed=5)
+    x = ffnbook.random_tokens((6, D_MODEL), seed=6)
+    with torch.no_grad():
+        got = tt.Block.from_numpy(attn, ffn_params, n_heads=N_HEADS)(torch.from_numpy(x)).numpy()
+    for t in range(6):
+        prefix = np_block.transformer_block(x[: t + 1], attn, ffn_params, n_heads=N_HEADS, norm="pre")
+        assert np.max(np.abs(got[t] - prefix[-1])) < 1e-12
+
+
+def test_numpy_block_max_diff_on_a_model(world):
+    model = small_model(world)
+    diffs = tt.numpy_block_max_diff(model, 1, ffnbook.random_tokens((6, D_MODEL), seed=0))
+    assert set(diffs) == {"no_mask", "causal"} and max(diffs.values()) < 1e-12
+
+
+def test_a_later_token_cannot_change_earlier_outputs(world):
+    model = small_model(world)
+    tokens = facts.fact_prompts(world, [[0, 0]], 1, 6, seed=0).tokens
+    edited = tokens.copy()
+    edited[0, 4] = int(world.subject_token(5))
+    with torch.no_grad():
+        a, b = model(tokens), model(edited)
+    assert torch.equal(a[:, :4], b[:, :4]) and not torch.equal(a[:, 4:], b[:, 4:])
+
+
+def test_zero_ablation_equals_a_model_whose_ffn_writes_nothing(world):
+    model = small_model(world)
+    tokens = facts.fact_prompts(world, world.all_facts(), 1, 6, seed=1).tokens
+    silenced = small_model(world)
+    silenced.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        silenced.blocks[0].ffn.down.weight.zero_()
+        silenced.blocks[0].ffn.down.bias.zero_()
+        want = silenced(tokens)
+        got = model.trace(tokens, ffn_ablation={0: "zero"}).logits
+    assert torch.allclose(got, want, atol=1e-6)
+
+
+def test_mean_ablation_over_a_single_prompt_changes_nothing(world):
+    model = small_model(world)
+    tokens = facts.fact_prompts(world, [[1, 2]], 1, 6, seed=2).tokens
+    with torch.no_grad():
+        trace = model.trace(tokens)
+        own = {b: trace.ffn_outputs[b][0] for b in range(2)}  # the average of one prompt is itself
+        own_attention = {b: trace.attention_outputs[b][0] for b in range(2)}
+        got = model.trace(tokens, ffn_ablation=own, attention_ablation=own_attention).logits
+    assert torch.allclose(got, trace.logits, atol=1e-6)
+
+
+def test_recall_and_guesses_on_a_hand_made_case(world):
+    logits = torch.zeros(3, world.vocab_size)
+    objects = world.object_tokens()
+    logits[0, objects[2]] = 5.0
+    logits[1, 0] = 9.0  # a non-object token scores highest; only objects may be guessed
+    logits[1, objects[4]] = 1.0
+    logits[2, objects[0]] = 1.0
+    assert tt.guessed_objects(logits, world).tolist() == [objects[2], objects[4], objects[0]]
+
+
+def test_training_lowers_the_loss_and_recalls_a_tiny_world(world):
+    """Stated: 150 steps on an 18-fact world reach at least 90 % recall in new contexts."""
+    config = tt.ModelConfig(vocab_size=world.vocab_size, seq_len=5, d_model=32, n_heads=2, d_ff=64, n_blocks=1)
+    run = tt.train_on_facts(world, world.all_facts(), config,
+                            tt.TrainConfig(steps=150, batch_size=64, learning_rate=5e-3, eval_every=50,
+                                           eval_contexts=4))
+    losses = run.history["loss"][1:]
+    assert losses[-1] < losses[0] / 10
+    assert run.history["recall"][0] < 0.5 and run.history["recall"][-1] >= 0.9
+    assert run.history["step"] == [0, 50, 100, 150]
+    prompts = facts.fact_prompts(world, world.all_facts(), 3, 5, seed=99)
+    assert tt.recall(run.model, world, prompts) >= 0.9
+    # The untouched copy still holds the initial weights.
+    assert not torch.equal(run.initial_model.unembed.weight, run.model.unembed.weight)
+
+
+def test_training_is_bit_for_bit_repeatable(world):
+    config = tt.ModelConfig(vocab_size=world.vocab_size, seq_len=5, d_model=16, n_heads=2, d_ff=32, n_blocks=2)
+    settings = tt.TrainConfig(steps=20, batch_size=16, eval_every=10)
+    split = facts.split_facts(world, 3, seed=0)
+    a = tt.train_on_facts(world, split.train, config, settings, held_out_facts=split.held_out)
+    b = tt.train_on_facts(world, split.train, config, settings, held_out_facts=split.held_out)
+    for (name, p), q in zip(a.model.state_dict().items(), b.model.state_dict().values()):
+        assert torch.equal(p, q), name
+    assert a.history == b.history
+    c = tt.train_on_facts(world, split.train, config, tt.TrainConfig(steps=20, batch_size=16, eval_every=10, seed=1))
+    assert not torch.equal(a.model.unembed.weight, c.model.unembed.weight)
+
+
+def test_deterministic_torch_restores_the_session():
+    torch.set_num_threads(2)
+    torch.use_deterministic_algorithms(False)
+    state = torch.random.get_rng_state()
+    with tt.deterministic_torch(seed=5, threads=1):
+        assert torch.get_num_threads() == 1 and torch.are_deterministic_algorithms_enabled()
+        torch.rand(3)
+    assert torch.get_num_threads() == 2 and not torch.are_deterministic_algorithms_enabled()
+    assert torch.equal(torch.random.get_rng_state(), state)
+
+
+def test_active_share_counts_nonzero_hidden_units(world):
+    model = small_model(world, n_blocks=1)
+    prompts = facts.fact_prompts(world, world.all_facts(), 1, 6, seed=0)
+    with torch.no_grad():
+        hidden = model.trace(prompts.tokens).ffn_hidden[0]
+    assert tt.active_share(model, prompts) == [float((hidden > 0).double().mean())]
+    assert tt.active_share(model, prompts, answer_only=True) == [float((hidden[:, -1] > 0).double().mean())]
+
+
+def test_first_step_reaching():
+    history = {"step": [0, 10, 20], "recall": [0.2, 0.5, 0.5]}
+    assert tt.first_step_reaching(history, "recall", 0.5) == 10
+    assert tt.first_step_reaching(history, "recall", 0.9) is None
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda m: m(np.zeros((2, 6), dtype=np.int32)), TypeError, "int64"),
+    (lambda m: m(torch.zeros(2, 7, dtype=torch.long)), ValueError, "seq_len"),
+    (lambda m: m(torch.full((1, 6), 999, dtype=torch.long)), ValueError, "token ids must lie in"),
+    (lambda m: m.trace(torch.zeros(1, 6, dtype=torch.long), ffn_ablation={2: "zero"}), ValueError,
+     "block index"),
+    (lambda m: m.trace(torch.zeros(1, 6, dtype=torch.long), attention_ablation={0: "half"}), ValueError,
+     "must be 'zero' or a tensor"),
+    (lambda m: m.trace(torch.zeros(1, 6, dtype=torch.long), ffn_ablation={0: torch.zeros(3)}), ValueError,
+     "must be 'zero' or a tensor"),
+    (lambda m: tt.ModelConfig(vocab_size=10, seq_len=4, d_model=10, n_heads=4), ValueError, "divisible"),
+    (lambda m: tt.TrainConfig(learning_rate=2.0), ValueError, "learning_rate"),
+    (lambda m: tt.TinyTransformer({"d_model": 4}), TypeError, "ModelConfig"),
+])
+def test_bad_input_is_refused_with_a_clear_message(world, call, error, message):
+    with pytest.raises(error, match=message):
+        call(small_model(world))
+
+
+def test_train_refuses_a_model_for_another_world(world):
+    config = tt.ModelConfig(vocab_size=world.vocab_size + 1, seq_len=5, d_model=16, n_heads=2)
+    with pytest.raises(ValueError, match="vocab_size"):
+        tt.train_on_facts(world, world.all_facts(), config)
