@@ -491,7 +491,7 @@ def training_figure(history: dict, chance: float) -> BookFigure:
     loss_ax.set_ylabel("cross-entropy loss")
     loss_ax.set_title("Training loss")
     recall_ax.plot(steps, [100 * v for v in history["recall"]], color=PALETTE[1], marker="o", markersize=3,
-                   label="trained facts, new contexts")
+                   label="trained facts, fresh prompts")
     if history.get("held_out_recall"):
         recall_ax.plot(steps, [100 * v for v in history["held_out_recall"]], color=PALETTE[2], marker="s",
                        markersize=3, label="held-out facts")
