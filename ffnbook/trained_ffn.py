@@ -124,7 +124,11 @@ def ablation_figure(rows: list[dict], chance: float) -> BookFigure:
     ax.set_title("Recall with one sublayer knocked out")
     ax.legend(loc="lower right")
     ax.grid(axis="y", visible=False)
-    return BookFigure(fig, "recall of the intact model and with FFNs or attention ablated")
+    bars = "; ".join(f"{label}: {100 * r['recall']:.0f}%" for label, r in zip(labels, rows))
+    return BookFigure(fig, (
+        f"Horizontal bar chart of recall, one bar per condition, with a dashed line at chance "
+        f"({100 * chance:.1f}%). The black bar is the intact model, orange bars FFN ablations, blue bars "
+        f"attention ablations; hatched bars are mean ablations, plain bars zero ablations. {bars}."))
 
 
 # --- the key–value reading --------------------------------------------------------------------
@@ -368,7 +372,14 @@ def neuron_figure(world: FactWorld, facts, activations: Sequence, readings: Sequ
         ax.set_ylabel("subject")
         ax.grid(False)
         fig.colorbar(image, ax=ax, shrink=0.7).set_label("activation at →")
-    return BookFigure(fig, "activation of example FFN units for every fact, subject against relation")
+    units = " ".join(
+        f"Block {r.block}, unit {r.neuron} ({r.kind}): driven strongly by {len(r.strong)} "
+        f"fact{'s' if len(r.strong) != 1 else ''}, strongest {_fact_label(world, facts[r.strong[0]]) if r.strong else 'none'}; "
+        f"its value promotes {', '.join(names[t] for t in r.promoted)}."
+        for r in readings)
+    return BookFigure(fig, (
+        "Heatmaps, one per example FFN unit, of its activation at the query position for every fact, "
+        "subjects as rows and relations as columns, darker for stronger, held-out facts grey. " + units))
 
 
 # --- position independence on trained weights ------------------------------------------------
@@ -474,7 +485,16 @@ def influence_figure(world: FactWorld, prompts: Prompts, influences: dict, *, in
         ax.set_ylabel("output position")
         ax.grid(False)
         fig.colorbar(image, ax=ax, shrink=0.8).set_label("output change per unit nudge")
-    return BookFigure(fig, "influence heatmaps of a trained attention sublayer and a trained FFN")
+    attention, ffn = np.asarray(influences["attention"]), np.asarray(influences["ffn"])
+    last = len(labels) - 1
+    sources = " and ".join(f"{labels[j]} (position {j})" for j in strongest_inputs(attention, last))
+    ffn_off = float(np.max(np.abs(ffn[~np.eye(len(labels), dtype=bool)])))
+    return BookFigure(fig, (
+        f"Two square heatmaps of influence for the prompt {' '.join(labels)}, with its tokens as row and "
+        f"column labels. Trained attention of block {block}: zero above the diagonal, since a position cannot "
+        f"see later ones; in the bottom row, the query position, the strongest inputs other than itself are "
+        f"{sources}. Trained FFN of block {block}: only the diagonal is non-zero (largest off-diagonal entry "
+        f"{ffn_off:.1e})."))
 
 
 # --- training curves --------------------------------------------------------------------------
@@ -508,7 +528,16 @@ def training_figure(history: dict, chance: float) -> BookFigure:
     share_ax.set_ylabel("FFN units active per token (%)")
     share_ax.set_title("FFN sparsity")
     share_ax.legend(loc="center right", fontsize=9)
-    return BookFigure(fig, "training loss, recall and FFN sparsity against the training step")
+    shares = "; ".join(f"block {b} from {100 * v[0]:.0f}% to {100 * v[-1]:.0f}%"
+                       for b, v in enumerate(history["active_share"]))
+    held = (f", and of held-out facts from {100 * history['held_out_recall'][0]:.0f}% to "
+            f"{100 * history['held_out_recall'][-1]:.0f}%" if history.get("held_out_recall") else "")
+    return BookFigure(fig, (
+        f"Three line charts against the training step, up to step {steps[-1]}. Left: the training loss on a "
+        f"logarithmic scale, from {history['loss'][1]:.2f} to {history['loss'][-1]:.4f}. Middle: recall of the "
+        f"trained facts on fresh prompts, from {100 * history['recall'][0]:.0f}% to "
+        f"{100 * history['recall'][-1]:.0f}%{held}, with a dashed line at chance ({100 * chance:.1f}%). Right: "
+        f"the share of FFN units active per token over all positions, {shares}."))
 
 
 # --- capacity ---------------------------------------------------------------------------------
@@ -554,7 +583,15 @@ def capacity_figure(rows: list[dict], chance: float, d_model: int) -> BookFigure
     ax.set_ylabel("facts recalled (%)")
     ax.set_title(f"Trained recall against the number of facts, d_model = {d_model}")
     ax.legend(loc="center left")
-    return BookFigure(fig, "recall falls as the world grows, later for wider FFNs")
+    lines = "; ".join(
+        f"d_ff = {d_ff}: " + ", ".join(f"{r['recall']:.0%} of {r['n_facts']}"
+                                       for r in sorted((r for r in rows if r["d_ff"] == d_ff),
+                                                       key=lambda r: r["n_facts"]))
+        for d_ff in sorted({r["d_ff"] for r in rows}))
+    return BookFigure(fig, (
+        f"Line chart of the share of facts recalled against the number of facts in the world, on a "
+        f"logarithmic axis, one line per FFN width, with a dashed line at chance ({100 * chance:.1f}%). "
+        f"{lines}."))
 
 
 def chance_recall(world: FactWorld) -> float:

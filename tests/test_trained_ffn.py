@@ -201,23 +201,29 @@ def test_capacity_sweep_rows(world):
     assert all(0.0 <= r["recall"] <= 1.0 for r in rows)
 
 
-def test_figures_are_book_figures(model, world, prompts):
+def test_figures_are_book_figures_whose_alt_text_reads_the_data(model, world, prompts):
     rows = tf.ablation_study(model, world, prompts)
     chance = tf.chance_recall(world)
     assert chance == 1 / 6
     acts = tf.answer_activations(model, prompts, 2)
     readings = tf.read_neurons(acts[0], world.all_facts(), world.answers(world.all_facts()),
                                tf.value_logits(model, 0), world.object_tokens())
-    history = {"step": [0, 1], "loss": [None, 1.0], "recall": [0.1, 0.2], "held_out_recall": [0.0, 0.1],
+    history = {"step": [0, 10], "loss": [None, 1.25], "recall": [0.1, 0.75], "held_out_recall": [0.0, 0.25],
                "active_share": [[0.5, 0.4], [0.5, 0.45]]}
-    figures = [
-        tf.ablation_figure(rows, chance),
-        tf.neuron_figure(world, world.all_facts(), acts, readings[:2]),
-        tf.influence_figure(world, prompts, tf.influence_matrices(model, prompts, 0)),
-        tf.training_figure(history, chance),
-        tf.capacity_figure([{"d_ff": 4, "n_facts": 6, "recall": 0.5}], chance, 8),
-    ]
-    for fig in figures:
+    ablation = tf.ablation_figure(rows, chance)
+    neurons = tf.neuron_figure(world, world.all_facts(), acts, readings[:2])
+    influence = tf.influence_figure(world, prompts, tf.influence_matrices(model, prompts, 0))
+    training = tf.training_figure(history, chance)
+    capacity = tf.capacity_figure([{"d_ff": 4, "n_facts": 6, "recall": 0.5},
+                                   {"d_ff": 4, "n_facts": 12, "recall": 0.25}], chance, 8)
+    for fig in (ablation, neurons, influence, training, capacity):
         assert isinstance(fig, BookFigure) and fig.to_svg().startswith("<?xml")
+    intact = tf.ablated_recall(rows, "none")
+    assert f"intact model: {100 * intact:.0f}%" in ablation.description and "16.7%" in ablation.description
+    assert f"unit {readings[1].neuron} ({readings[1].kind})" in neurons.description
+    assert "from 1.25 to 1.2500" in training.description and "from 10% to 75%" in training.description
+    assert "block 0 from 50% to 40%" in training.description
+    assert "d_ff = 4: 50% of 6, 25% of 12" in capacity.description
+    assert world.token_names()[int(prompts.tokens[0, 0])] in influence.description
     table = tf.neuron_table(world, world.all_facts(), readings[:2])._repr_markdown_()
     assert table.count("\n") == 3
