@@ -11,6 +11,7 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.execution` -- when a page's code is executed again (the cache rules).
 * :mod:`bookext.staticsite` -- light, offline, accessible, findable pages, through hooks.
 * :mod:`bookext.figurealt` -- alt text of glued figures from the figure functions themselves.
+* :mod:`bookext.citations` -- author–year citations that never print the same text twice.
 * :mod:`bookext.postprocess` -- the few edits of the finished HTML no hook can make, each checked.
 
 The theme's templates the book overrides are in ``docs/_templates/``.
@@ -28,6 +29,7 @@ PARTS = (
     "bookext.staticsite",
     "bookext.figurealt",
     "bookext.downloads",
+    "bookext.citations",
     "bookext.postprocess",
 )
 
