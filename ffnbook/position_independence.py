@@ -137,3 +137,127 @@ def change_one_token(layer: Layer, x, position: int, *, seed: int = 1) -> TokenC
     moved = movement_by_position(layer, x, position, seed=seed)
     others = moved[:position] + moved[position + 1 :]
     return TokenChangeResult(changed_position=moved[position], other_positions=max(others, default=0.0))
+
+
+# --- What size of difference is rounding? ------------------------------------------------------
+
+#: The largest whole-sequence-versus-one-position difference that the text this chapter
+#: grew from printed for its own run of Experiment 1 (NumPy, five positions, its own
+#: random inputs and weights). Kept to compare with this build's value, not to check it:
+#: it depends on that run's shapes, random numbers, BLAS library and machine.
+SEED_REPORTED_BATCH_DIFF = 3.77e-15
+
+
+class RoundingGap(NamedTuple):
+    """A difference between two computations of the same outputs, on three scales."""
+
+    max_abs_diff: float  #: largest ``|a - b|``
+    relative_to_largest: float  #: ``max_abs_diff / max|a|``
+    in_eps_of_largest: float  #: that ratio in units of machine epsilon
+    in_eps_of_terms: float  #: largest ``|a - b| / (eps · terms)`` over the outputs
+    max_ulps: float  #: largest ``|a - b|`` in units in the last place of the output itself
+    share_differing: float  #: fraction of outputs that differ at all
+
+
+def rounding_gap(a, b, terms) -> RoundingGap:
+    """Measure ``|a - b|`` against the outputs and against the size of what was summed.
+
+    ``terms`` has the shape of ``a`` and holds, for each output, the sum of the
+    absolute values of the numbers added up to make it (for ``y = h @ W + c``:
+    ``|h| @ |W| + |c|``). Reordering a floating-point sum moves its result by
+    a small multiple of ``eps · terms``, however small the result itself is;
+    ``in_eps_of_terms`` is that multiple, measured.
+
+    >>> g = rounding_gap(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 2**-51]), np.array([1.0, 2.0]))
+    >>> g.in_eps_of_largest, g.in_eps_of_terms, g.max_ulps, g.share_differing
+    (1.0, 1.0, 1.0, 0.5)
+    """
+    a, b = as_float_array(a, "a"), as_float_array(b, "b")
+    terms = as_float_array(terms, "terms")
+    if not a.shape == b.shape == terms.shape:
+        raise ValueError(f"a, b and terms must have one shape, got {a.shape}, {b.shape}, {terms.shape}")
+    if (terms <= 0).any():
+        raise ValueError("terms must be positive: they are sums of absolute values")
+    eps = float(np.finfo(a.dtype).eps)
+    gap = np.abs(a - b)
+    largest = float(np.max(np.abs(a)))
+    return RoundingGap(
+        max_abs_diff=float(gap.max()),
+        relative_to_largest=float(gap.max() / largest),
+        in_eps_of_largest=float(gap.max() / largest / eps),
+        in_eps_of_terms=float(np.max(gap / (eps * terms))),
+        max_ulps=float(np.max(gap / np.spacing(np.maximum(np.abs(a), np.abs(b))))),
+        share_differing=float(np.mean(gap > 0)),
+    )
+
+
+def ffn_rounding_gap(params: FFNParams, x, activation: str = "relu") -> RoundingGap:
+    """:func:`rounding_gap` of the FFN on the whole sequence ``x`` against one position at a time.
+
+    The terms of output ``j`` at a position are ``|h| @ |W2[:, j]| + |b2[j]|``,
+    with ``h`` the hidden layer after the activation.
+    """
+    from .activations import get_activation
+
+    params = check_params(*params)
+    x = _check_sequence(x)
+    if x.ndim != 2:
+        raise ValueError(f"x must have shape (seq_len, d_model), got {x.shape}")
+    together = ffn(x, *params, activation=activation)
+    alone = np.concatenate([ffn(x[i : i + 1], *params, activation=activation) for i in range(x.shape[0])])
+    hidden = get_activation(activation)(x @ params.W1 + params.b1)
+    terms = np.abs(hidden) @ np.abs(params.W2) + np.abs(params.b2)
+    return rounding_gap(together, alone, terms)
+
+
+def rounding_sweep(d_model: int, d_ff: int, seq_lens, seeds, activation: str = "gelu") -> list[dict]:
+    """:func:`ffn_rounding_gap` for every sequence length and input seed (weights from seed 0).
+
+    Shows how much the printed difference depends on the shapes and on the
+    random numbers, while its size against ``eps · terms`` stays put.
+    """
+    from .feedforward import init_ffn_params
+
+    params = init_ffn_params(d_model, d_ff, seed=0)
+    rows = []
+    for seq_len in seq_lens:
+        for seed in seeds:
+            gap = ffn_rounding_gap(params, random_tokens((seq_len, d_model), seed=seed), activation)
+            rows.append({"seq_len": int(seq_len), "seed": int(seed), **gap._asdict()})
+    return rows
+
+
+def summation_orders(values) -> dict[str, float]:
+    """One sum added up in four orders, each minus the correctly rounded sum (``math.fsum``).
+
+    Left to right, ``1 + 1e-16`` rounds to ``1`` and the small term is lost:
+
+    >>> summation_orders([1.0, 1e-16, -1.0])["left to right"]
+    -1e-16
+    """
+    import math
+
+    v = as_float_array(np.asarray(values, dtype=float), "values").ravel()
+    exact = math.fsum(v.tolist())
+
+    def left_to_right(seq):
+        total = 0.0
+        for term in seq:
+            total += term
+        return total
+
+    return {
+        "left to right": left_to_right(v.tolist()) - exact,
+        "right to left": left_to_right(v[::-1].tolist()) - exact,
+        "NumPy (pairwise)": float(np.sum(v)) - exact,
+        "largest first": left_to_right(sorted(v.tolist(), key=abs, reverse=True)) - exact,
+    }
+
+
+def blas_library() -> str:
+    """Name and version of the BLAS library this NumPy calls for matrix products."""
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        return f"{blas['name']} {blas['version']}"
+    except (KeyError, TypeError):
+        return "an unreported BLAS library"

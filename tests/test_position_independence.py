@@ -67,3 +67,56 @@ def test_self_attention_matches_torch(tokens):
         expected, _ = mha(x, x, x, need_weights=False)
     np.testing.assert_allclose(ffnbook.self_attention(tokens, p, n_heads=4), expected.numpy(),
                                atol=1e-12)
+
+
+# --- what size of difference is rounding ---------------------------------------------------
+
+
+def test_rounding_gap_is_the_batch_versus_rows_difference_on_more_scales(small_params, tokens):
+    from ffnbook import position_independence as pi
+
+    x = tokens[0]
+    gap = pi.ffn_rounding_gap(small_params, x, "gelu")
+    assert gap.max_abs_diff == ffnbook.batch_vs_rows_max_diff(ffnbook.ffn_layer(small_params, "gelu"), x)
+    # Reordering a sum of n terms moves it by at most about n·eps·(sum of |terms|): d_ff = 64 here.
+    assert gap.in_eps_of_terms < 64
+    assert 0.0 <= gap.share_differing <= 1.0
+
+
+def test_a_single_position_takes_the_same_code_path_exactly(small_params, tokens):
+    from ffnbook import position_independence as pi
+
+    rows = pi.rounding_sweep(16, 64, seq_lens=(1,), seeds=range(3))
+    assert [r["max_abs_diff"] for r in rows] == [0.0, 0.0, 0.0]
+
+
+def test_summation_orders_against_exact_rational_arithmetic():
+    from fractions import Fraction
+
+    from ffnbook import position_independence as pi
+
+    values = np.random.default_rng(4).standard_normal(500) * 10.0 ** np.random.default_rng(5).integers(-3, 3, 500)
+    exact = sum(Fraction(v) for v in values)
+    orders = pi.summation_orders(values)
+    eps = np.finfo(float).eps
+    bound = len(values) * eps * np.abs(values).sum()  # the worst case for any order of additions
+    for name, error in orders.items():
+        assert abs(error) <= bound, name
+    # The reference, math.fsum, is the exact sum correctly rounded; left to right is Python's sum().
+    import math
+
+    assert math.fsum(values.tolist()) == float(exact)
+    assert orders["left to right"] == sum(values.tolist()) - float(exact)
+
+
+def test_the_seed_value_is_the_one_the_seed_text_printed():
+    from ffnbook import position_independence as pi
+
+    # The seed text's Experiment 1 printed "Maximum difference ...: 3.77e-15".
+    assert f"{pi.SEED_REPORTED_BATCH_DIFF:.2e}" == "3.77e-15"
+
+
+def test_blas_library_is_named():
+    from ffnbook import position_independence as pi
+
+    assert isinstance(pi.blas_library(), str) and pi.blas_library().strip()

@@ -1,0 +1,282 @@
+"""How position reaches the FFN: added to the residual stream, or only inside attention.
+
+The FFN has no position input: it maps each vector to a vector. Whether its
+input carries position information depends on where the model puts it.
+
+* **Absolute position embeddings** add a vector per position to each token's
+  embedding before the first block: the sinusoidal table of the original
+  transformer (:func:`sinusoidal_table`) or a learned table as in GPT-2 and
+  BERT (:func:`learned_table` draws a random stand-in). The residual stream, and
+  so every FFN's input, then depends on the absolute position.
+* **Rotary embeddings** (RoPE, :func:`rope`) rotate queries and keys by angles
+  proportional to their positions, and **ALiBi** (:func:`alibi_bias`) adds a
+  distance penalty to the attention scores. Both act only inside attention and
+  depend only on *relative* positions, so the residual stream carries position
+  only through what attention wrote into it.
+
+:func:`first_ffn_output` runs a one-block pre-norm model and returns what its
+FFN produces; :func:`shift_experiment` moves the same tokens to later
+positions and reports how the FFN's output for the last token changes.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ._checks import as_float_array, require_finite, require_positive_int
+from .attention import AttentionParams, attend, check_attention_params, merge_heads, split_heads
+from .feedforward import FFNParams, check_params, ffn
+from .plotting import PALETTE, BookFigure, new_figure, styled
+
+#: The ways :func:`first_ffn_output` can give the model positions, and where each acts.
+POSITION_METHODS = {
+    "learned": "a learned vector per position, added to the token embedding",
+    "sinusoidal": "a fixed sinusoidal vector per position, added to the token embedding",
+    "rope": "queries and keys rotated by position, inside attention",
+    "alibi": "a distance penalty added to the attention scores",
+    "none": "no position information at all",
+}
+#: Methods that add a position vector to the residual stream before the first block.
+ABSOLUTE_METHODS = ("learned", "sinusoidal")
+
+
+def _positions(positions) -> np.ndarray:
+    p = np.asarray(positions)
+    if p.ndim != 1 or p.size == 0 or not np.issubdtype(p.dtype, np.integer) or (p < 0).any():
+        raise ValueError(f"positions must be a non-empty 1-D array of integers >= 0, got {positions!r}")
+    return p
+
+
+def sinusoidal_table(n_positions: int, d_model: int) -> np.ndarray:
+    """The original transformer's position encodings, shape ``(n_positions, d_model)``.
+
+    Row ``pos`` holds ``sin(pos / 10000^(2i/d_model))`` in column ``2i`` and
+    ``cos(pos / 10000^(2i/d_model))`` in column ``2i + 1``.
+
+    >>> table = sinusoidal_table(4, 6)
+    >>> table.shape, table[0].tolist()
+    ((4, 6), [0.0, 1.0, 0.0, 1.0, 0.0, 1.0])
+    """
+    n_positions = require_positive_int(n_positions, "n_positions")
+    d_model = require_positive_int(d_model, "d_model")
+    if d_model % 2:
+        raise ValueError(f"d_model must be even for sine/cosine pairs, got {d_model}")
+    pos = np.arange(n_positions)[:, None]
+    freq = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    table = np.empty((n_positions, d_model))
+    table[:, 0::2] = np.sin(pos * freq)
+    table[:, 1::2] = np.cos(pos * freq)
+    return table
+
+
+def learned_table(n_positions: int, d_model: int, *, seed: int = 0) -> np.ndarray:
+    """A stand-in for a trained position table: standard-normal rows, reproducible from ``seed``.
+
+    A real model learns these rows; for the question "does the FFN's input
+    depend on the position?" any distinct rows give the same answer.
+    """
+    n_positions = require_positive_int(n_positions, "n_positions")
+    d_model = require_positive_int(d_model, "d_model")
+    return np.random.default_rng([seed, n_positions]).standard_normal((n_positions, d_model))
+
+
+def rope(t, positions, base: float = 10000.0) -> np.ndarray:
+    """Rotate consecutive feature pairs of ``t`` by position-dependent angles (RoPE).
+
+    ``t`` has shape ``(..., T, d_head)`` with ``d_head`` even and ``positions``
+    gives the ``T`` positions. Pair ``(2i, 2i+1)`` at position ``p`` turns by the
+    angle ``p · base^(-2i/d_head)``. A rotation keeps lengths, and the dot
+    product of a query rotated for ``p`` and a key rotated for ``p'`` depends on
+    ``p - p'`` only.
+
+    >>> v = np.array([[1.0, 0.0]])
+    >>> np.round(rope(v, [1], base=1.0), 6).tolist()  # turned by one radian
+    [[0.540302, 0.841471]]
+    """
+    t = as_float_array(t, "t")
+    p = _positions(positions)
+    if t.ndim < 2 or t.shape[-2] != p.size or t.shape[-1] % 2:
+        raise ValueError(f"t must have shape (..., {p.size}, even d_head), got {t.shape}")
+    d_head = t.shape[-1]
+    angle = p[:, None] * base ** (-np.arange(0, d_head, 2) / d_head)  # (T, d_head/2)
+    cos, sin = np.cos(angle), np.sin(angle)
+    even, odd = t[..., 0::2], t[..., 1::2]
+    out = np.empty_like(t)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
+
+
+def alibi_slopes(n_heads: int) -> np.ndarray:
+    """ALiBi's per-head slopes: the geometric sequence ``2^(-8h/n_heads)``, ``h = 1..n_heads``.
+
+    >>> alibi_slopes(8).tolist()[:3]
+    [0.5, 0.25, 0.125]
+    """
+    n_heads = require_positive_int(n_heads, "n_heads")
+    return 2.0 ** (-8.0 * np.arange(1, n_heads + 1) / n_heads)
+
+
+def alibi_bias(positions, n_heads: int) -> np.ndarray:
+    """ALiBi's score penalty, shape ``(n_heads, T, T)``: ``-slope · (p_query - p_key)``.
+
+    Only the distance between the two positions enters, never where they are.
+    """
+    p = _positions(positions).astype(float)
+    distance = p[:, None] - p[None, :]
+    return -alibi_slopes(n_heads)[:, None, None] * distance
+
+
+def attention_with_positions(x, params: AttentionParams, n_heads: int, positions, method: str) -> np.ndarray:
+    """Causal multi-head self-attention of ``x`` (``(T, d_model)``) with position ``method``.
+
+    ``"rope"`` rotates queries and keys, ``"alibi"`` biases the scores; every
+    other method leaves attention itself free of positions (absolute methods
+    act on ``x`` before it arrives here).
+    """
+    _method(method)
+    params, d_model = check_attention_params(params, n_heads)
+    x = as_float_array(x, "x")
+    if x.ndim != 2 or x.shape[-1] != d_model:
+        raise ValueError(f"x must have shape (seq_len, {d_model}), got {x.shape}")
+    p = _positions(positions)
+    if p.size != x.shape[0]:
+        raise ValueError(f"need one position per token: {x.shape[0]} tokens, {p.size} positions")
+    q, k, v = (split_heads(x @ w, n_heads) for w in (params.Wq, params.Wk, params.Wv))
+    bias = None
+    if method == "rope":
+        q, k = rope(q, p), rope(k, p)
+    elif method == "alibi":
+        bias = alibi_bias(p, n_heads)
+    return merge_heads(attend(q, k, v, score_bias=bias, causal=True)) @ params.Wo
+
+
+def _method(method: str) -> str:
+    if method not in POSITION_METHODS:
+        raise ValueError(f"unknown position method {method!r}; expected one of: {', '.join(POSITION_METHODS)}")
+    return method
+
+
+def _rms_norm(t: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    return t / np.sqrt(np.mean(t**2, axis=-1, keepdims=True) + eps)
+
+
+class TinyModel(NamedTuple):
+    """The embedding tables and first block of a small decoder, for position experiments."""
+
+    token_embeddings: np.ndarray  #: ``(vocab, d_model)``
+    position_tables: dict  #: ``{"learned": (n_positions, d_model), "sinusoidal": ...}``
+    attention: AttentionParams
+    ffn: FFNParams
+    n_heads: int
+
+
+def tiny_model(vocab: int = 50, d_model: int = 64, d_ff: int = 256, n_heads: int = 4,
+               n_positions: int = 128, seed: int = 0) -> TinyModel:
+    """Random weights for :func:`first_ffn_output`, reproducible from ``seed``."""
+    from .attention import init_attention_params
+    from .feedforward import init_ffn_params
+
+    vocab = require_positive_int(vocab, "vocab")
+    d_model = require_positive_int(d_model, "d_model")
+    n_heads = require_positive_int(n_heads, "n_heads")
+    if (d_model // n_heads) % 2:
+        raise ValueError(f"RoPE needs an even head width, got d_model/n_heads = {d_model}/{n_heads}")
+    rng = np.random.default_rng([seed, 1])
+    return TinyModel(
+        token_embeddings=rng.standard_normal((vocab, d_model)),
+        position_tables={"learned": learned_table(n_positions, d_model, seed=seed),
+                         "sinusoidal": sinusoidal_table(n_positions, d_model)},
+        attention=init_attention_params(d_model, seed=seed + 1),
+        ffn=init_ffn_params(d_model, d_ff, seed=seed + 2),
+        n_heads=n_heads,
+    )
+
+
+def first_ffn_output(model: TinyModel, token_ids, start: int, method: str, activation: str = "gelu") -> np.ndarray:
+    """The first block's FFN output for tokens ``token_ids`` placed at ``start, start+1, ...``.
+
+    The block is pre-norm, as in GPT-2 and LLaMA: ``h = x + Attn(N(x))`` and the
+    FFN reads ``N(h)``, with ``N`` an RMS normalisation. ``x`` is the token
+    embedding, plus the position table's row for the absolute methods.
+    Returns shape ``(len(token_ids), d_model)``.
+    """
+    _method(method)
+    ids = _positions(token_ids)
+    if (ids >= model.token_embeddings.shape[0]).any():
+        raise ValueError(f"token ids must be below the vocabulary size {model.token_embeddings.shape[0]}")
+    if isinstance(start, bool) or not isinstance(start, (int, np.integer)) or start < 0:
+        raise ValueError(f"start must be an integer >= 0, got {start!r}")
+    positions = np.arange(start, start + ids.size)
+    x = model.token_embeddings[ids]
+    if method in ABSOLUTE_METHODS:
+        table = model.position_tables[method]
+        if positions[-1] >= table.shape[0]:
+            raise ValueError(f"position {positions[-1]} is beyond the {method} table's {table.shape[0]} rows")
+        x = x + table[positions]
+    h = x + attention_with_positions(_rms_norm(x), model.attention, model.n_heads, positions, method)
+    params = check_params(*model.ffn)
+    out = ffn(_rms_norm(h), *params, activation=activation)
+    require_finite(out, "FFN output")
+    return out
+
+
+class ShiftResult(NamedTuple):
+    """How the first FFN's output for the last token moved as the sequence was shifted."""
+
+    method: str
+    starts: list  #: the first position of the sequence in each run
+    feature: list  #: one feature of the last token's FFN output, per start
+    max_change: float  #: largest change of any feature, against the run at ``starts[0]``
+
+
+def shift_experiment(model: TinyModel, token_ids, starts, method: str, feature: int = 0) -> ShiftResult:
+    """Place the same tokens at each start position; track the last token's first-FFN output.
+
+    With an absolute position table the FFN's input changes with the start,
+    so its output does; with RoPE or ALiBi only relative positions enter, and
+    shifting the whole sequence leaves the output unchanged up to rounding.
+    """
+    starts = [int(s) for s in _positions(starts)]
+    outputs = [first_ffn_output(model, token_ids, s, method)[-1] for s in starts]
+    if not 0 <= feature < outputs[0].size:
+        raise ValueError(f"feature must be in [0, {outputs[0].size}), got {feature}")
+    change = max(float(np.max(np.abs(o - outputs[0]))) for o in outputs)
+    return ShiftResult(method, starts, [float(o[feature]) for o in outputs], change)
+
+
+@styled
+def shift_figure(results: list[ShiftResult]) -> BookFigure:
+    """One feature of the last token's first-FFN output against the sequence's start position.
+
+    The description is the figure's alt text, with the measured ranges.
+    """
+    if not results:
+        raise ValueError("need at least one ShiftResult")
+    labels = {"learned": "learned table", "sinusoidal": "sinusoidal table", "rope": "RoPE",
+              "alibi": "ALiBi", "none": "no positions"}
+    styles = ("-", "--", "-.", ":")
+    fig = new_figure(7.0, 3.8)
+    ax = fig.add_subplot()
+    for i, r in enumerate(results):
+        ax.plot(r.starts, r.feature, color=PALETTE[i % len(PALETTE)], linestyle=styles[i % 4],
+                linewidth=2, label=labels.get(r.method, r.method))
+    ax.set_xlabel("position of the sequence's first token")
+    ax.set_ylabel("first FFN output, last token, one feature")
+    ax.legend(loc="upper right")
+    parts = []
+    for r in results:
+        lo, hi = min(r.feature), max(r.feature)
+        if r.max_change > 1e-9:
+            parts.append(f"for the {labels.get(r.method, r.method)} the curve wanders between "
+                         f"{lo:.2f} and {hi:.2f}")
+        else:
+            parts.append(f"for {labels.get(r.method, r.method)} it is a flat line at {lo:.2f}")
+    description = (
+        "Line plot of one feature of the first FFN's output for the last token of the same "
+        f"short sequence, as the sequence starts at positions {r.starts[0]} to {r.starts[-1]}: "
+        + "; ".join(parts) + "."
+    )
+    return BookFigure(fig, description)
