@@ -177,6 +177,29 @@ def block_layer(
     )
 
 
+class SublayerParameters(NamedTuple):
+    """How a block's two sublayers split their parameters (FFN with biases, attention without)."""
+
+    ffn: int  #: ``2·d_model·d_ff + d_ff + d_model``
+    attention: int  #: ``4·d_model²``: the four projections, bias-free
+    ffn_over_attention: float  #: ``ffn / attention``
+    ffn_share: float  #: ``ffn / (ffn + attention)``
+
+
+def sublayer_parameters(d_model: int, d_ff: int, n_heads: int) -> SublayerParameters:
+    """The FFN's and attention's parameter counts in one block, and how they compare.
+
+    >>> split = sublayer_parameters(512, 2048, 8)
+    >>> split.ffn, split.attention, round(split.ffn_share, 4)
+    (2099712, 1048576, 0.6669)
+    """
+    from .parameters import attention_param_count, ffn_param_count
+
+    ffn_count = ffn_param_count(d_model, d_ff)
+    attention = attention_param_count(d_model, n_heads=n_heads)
+    return SublayerParameters(ffn_count, attention, ffn_count / attention, ffn_count / (ffn_count + attention))
+
+
 class NormComparison(NamedTuple):
     """Pre-norm and post-norm blocks with the same weights on the same input."""
 
@@ -217,15 +240,18 @@ def influence_matrix(layer: Layer, x, *, step: float = 1e-3, seed: int = 0) -> n
     """How strongly each output position responds to each input position.
 
     For every input position ``j``, the vector ``x[j]`` is nudged by ``step``
-    times a fixed random direction (standard normal, from ``seed``), the layer
-    is run again, and for every output position ``i`` the largest absolute
-    change of any feature is recorded, divided by ``step``::
+    times a fixed random *unit* vector ``u`` (a standard-normal draw from
+    ``seed``, divided by its length), so the nudge has Euclidean length
+    ``step``. The layer is run again, and for every output position ``i`` the
+    largest absolute change of any feature is recorded, divided by ``step``::
 
         M[i, j] = max_k |layer(x + step·u at j)[i, k] - layer(x)[i, k]| / step
 
-    ``M[i, j] == 0`` means output ``i`` cannot see input ``j``. For a small
-    ``step`` this approximates the size of the layer's derivative; the same
-    direction ``u`` is used at every position, so columns are comparable.
+    ``M[i, j]`` is thus the largest output change per unit length of input
+    change; for a small ``step`` it approximates ``max_k |(J_ij u)_k|``, with
+    ``J_ij`` the derivative of output ``i`` with respect to input ``j``.
+    ``M[i, j] == 0`` means not one bit of output ``i`` moved. The same
+    direction is used at every position, so columns are comparable.
 
     Parameters
     ----------
@@ -253,7 +279,8 @@ def influence_matrix(layer: Layer, x, *, step: float = 1e-3, seed: int = 0) -> n
     # A seed sequence of its own: with a plain default_rng(seed) the direction
     # would equal x[0] whenever x came from random_tokens(..., seed=seed), and a
     # nudge along x[j] itself is invisible to a layer norm (it only rescales).
-    direction = np.random.default_rng([seed, _NUDGE_STREAM]).standard_normal(d_model).astype(x.dtype)
+    direction = np.random.default_rng([seed, _NUDGE_STREAM]).standard_normal(d_model)
+    direction = (direction / np.linalg.norm(direction)).astype(x.dtype)  # a nudge of length `step`
     base = layer(x)
     if base.shape != x.shape:
         raise ValueError(f"layer changed the shape: {base.shape} instead of {x.shape}")
@@ -340,7 +367,7 @@ def influence_figure(influences: dict[str, np.ndarray]) -> BookFigure:
         ax.set_yticks(range(n))
         ax.grid(False)
         bar = fig.colorbar(image, ax=ax, shrink=0.8)
-        bar.set_label("output change per unit nudge")
+        bar.set_label("output change per unit length of nudge")
     description = (
         "Influence heatmaps: attention dense, FFN diagonal only, whole block dense."
     )

@@ -176,6 +176,7 @@ def test_influence_entry_equals_brute_force(weights, tokens):
     m = block.influence_matrix(layer, x, step=1e-2, seed=3)
     # Recompute column j directly with the same direction the function documents.
     direction = np.random.default_rng([3, block._NUDGE_STREAM]).standard_normal(D_MODEL)
+    direction /= np.linalg.norm(direction)  # a unit vector: the nudge has length `step`
     j = 4
     nudged = x.copy()
     nudged[j] += 1e-2 * direction
@@ -199,6 +200,7 @@ def test_influence_of_linear_layer_is_its_gain():
     x = np.random.default_rng(2).standard_normal((4, 5))
     m = block.influence_matrix(lambda t: t @ A, x, step=0.5)
     direction = np.random.default_rng([0, block._NUDGE_STREAM]).standard_normal(5)
+    direction /= np.linalg.norm(direction)
     np.testing.assert_allclose(np.diag(m), np.abs(direction @ A).max(), rtol=1e-12)
     assert m[~np.eye(4, dtype=bool)].max() == 0.0
 
@@ -264,3 +266,12 @@ def test_block_diagram_draws_both_placements_in_order():
     # The same order as the equations that transformer_block implements.
     assert labels(post) == ["input x", "self-attention", "+", "layer norm", "FFN", "+", "layer norm", "output y"]
     assert labels(pre) == ["input x", "layer norm", "self-attention", "+", "layer norm", "FFN", "+", "output y"]
+
+
+def test_the_nudge_has_length_step():
+    """A layer returning each row's length sees a nudge of exactly `step` at zero input."""
+    x = np.zeros((3, 6))
+    layer = lambda t: np.repeat(np.linalg.norm(t, axis=-1, keepdims=True), 6, axis=-1)  # noqa: E731
+    m = block.influence_matrix(layer, x, step=0.25)
+    np.testing.assert_allclose(np.diag(m), 1.0, rtol=1e-14)
+    assert m[~np.eye(3, dtype=bool)].max() == 0.0
