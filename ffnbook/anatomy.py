@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._checks import as_float_array
+from .activation_figures import LABELS
 from .activations import get_activation
 from .feedforward import check_input, check_params, ffn
 from .plotting import PALETTE, BookFigure, new_figure, styled
@@ -179,9 +180,15 @@ def hidden_layer_figure(x, params, activation: str = "relu", bins: int = 60) -> 
     right.set_ylabel("fraction of hidden units active")
     right.set_title("active units per position")
     right.legend(loc="upper right")
+    name = LABELS.get(activation, activation)
     description = (
-        f"Hidden layer of the FFN: histogram before and after {activation}, and fraction "
-        "of hidden units active at each position."
+        f"Left, a histogram with a logarithmic count axis of all {pre.size:,} hidden values, "
+        f"before {name} (a bell shape centred near zero, from {pre.min():.1f} to "
+        f"{pre.max():.1f}) and after it, where {float(np.mean(post == 0)):.1%} of them sit in "
+        "one tall bar at zero and the positive side is unchanged. Right, a bar chart of the "
+        f"fraction of hidden units active at each of the {per_position.size} positions: every "
+        f"bar lies between {per_position.min():.1%} and {per_position.max():.1%}, with a dashed "
+        f"line at the mean, {per_position.mean():.1%}."
     )
     return BookFigure(fig, description)
 

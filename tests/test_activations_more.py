@@ -136,3 +136,23 @@ def test_figures_render_to_svg(make):
     assert isinstance(fig, BookFigure) and fig.description.strip()
     svg = fig.to_svg()
     assert svg.lstrip().startswith("<?xml") and "dimensionless" in svg  # axis labels carry units
+
+
+def test_figure_alt_texts_carry_the_computed_landmarks():
+    import math
+
+    text = activation_figures.activation_curves().description
+    assert "for inputs from -4 to 4" in text
+    # GELU's minimum x·Φ(x) over the plotted grid, found here by brute force with math.erf.
+    grid = [-4 + 8 * k / 1200 for k in range(1201)]
+    gelu_min = min(x * 0.5 * (1 + math.erf(x / math.sqrt(2))) for x in grid)
+    assert f"GELU (exact) reaches {gelu_min:.3f}" in text
+
+    slopes = activation_figures.derivative_curves().description
+    assert "ReLU's slope runs from 0.000 to 1.000" in slopes
+
+    tanh = activation_figures.tanh_error_curve(-6.0, 6.0, 120001).description
+    err = activations.tanh_approximation_error(-6.0, 6.0, 120001)
+    assert f"peaks at {err.max_abs_error:.1e} at ±{err.at_x:.2f}" in tanh
+    shape = activation_figures.tanh_error_shape(-6.0, 6.0, 120001)
+    assert shape.dip < 0 < shape.dip_at < err.at_x < shape.fades_beyond < 6.0

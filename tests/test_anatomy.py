@@ -97,3 +97,13 @@ def test_hidden_layer_figure(small_params, tokens):
     assert left.get_xlabel() and right.get_ylabel() == "fraction of hidden units active"
     assert len(right.patches) == tokens.shape[0] * tokens.shape[1]  # one bar per position
     assert fig.description.strip()
+
+
+def test_hidden_layer_figure_alt_text_states_what_was_measured(small_params, tokens):
+    """The alt text's numbers are the active fractions, counted here from the pre-activations."""
+    text = anatomy.hidden_layer_figure(tokens, small_params).description
+    pre = tokens @ small_params.W1 + small_params.b1
+    per_position = (pre > 0).mean(axis=-1).reshape(-1)
+    assert f"between {per_position.min():.1%} and {per_position.max():.1%}" in text
+    assert f"the mean, {per_position.mean():.1%}" in text
+    assert f"{float(np.mean(pre <= 0)):.1%} of them sit in one tall bar at zero" in text
