@@ -1,0 +1,141 @@
+"""The built position-independence page: every glued value against a recomputation here."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from sitecheck import DOCS, figures, glued, soup_of
+
+import ffnbook
+from ffnbook import normalisation, positional
+
+PAGE = "position-independence"
+D_MODEL, D_FF, SEQ_LEN = 512, 2048, 5
+EPS = float(np.finfo(np.float64).eps)
+
+
+@pytest.fixture(scope="module")
+def ffn_setup():
+    params = ffnbook.init_ffn_params(D_MODEL, D_FF, seed=0)
+    x = ffnbook.random_tokens((SEQ_LEN, D_MODEL), seed=0)
+    xb = ffnbook.random_tokens((3, SEQ_LEN, D_MODEL), seed=2)
+    return params, x, xb
+
+
+def whole_and_rows(params, x):
+    together = ffnbook.ffn(x, *params, activation="gelu")
+    alone = np.concatenate([ffnbook.ffn(x[i : i + 1], *params, activation="gelu") for i in range(len(x))])
+    return together, alone
+
+
+def test_widths_are_the_base_transformers(site):
+    # Vaswani et al. (2017), base model: d_model 512, d_ff 2048.
+    assert (glued(site, PAGE, "pi_d_model"), glued(site, PAGE, "pi_d_ff")) == (512, 2048)
+
+
+def test_experiment_1_and_its_scales(site, ffn_setup):
+    params, x, _ = ffn_setup
+    together, alone = whole_and_rows(params, x)
+    gap = np.abs(together - alone)
+    assert glued(site, PAGE, "pi_batch_diff") == float(gap.max())
+    assert glued(site, PAGE, "pi_eps") == EPS
+    assert glued(site, PAGE, "pi_gap_eps_largest") == pytest.approx(gap.max() / np.abs(together).max() / EPS)
+    spacing = np.spacing(np.maximum(np.abs(together), np.abs(alone)))
+    assert glued(site, PAGE, "pi_gap_max_ulps") == pytest.approx(float((gap / spacing).max()))
+    assert glued(site, PAGE, "pi_gap_share") == pytest.approx(float(np.mean(gap > 0)))
+    # The terms of each output: |h| @ |W2| + |b2|, with h after the activation.
+    hidden = ffnbook.gelu(x @ params.W1 + params.b1)
+    terms = np.abs(hidden) @ np.abs(params.W2) + np.abs(params.b2)
+    in_terms = glued(site, PAGE, "pi_gap_eps_terms")
+    assert in_terms == pytest.approx(float((gap / (EPS * terms)).max()))
+    # Reordering a sum of d_ff + 1 terms can move it by at most about (d_ff + 1)·eps·terms.
+    assert in_terms < D_FF + 1
+
+
+def test_the_seed_value_and_the_blas_library(site):
+    # The seed text printed "Maximum difference between batch and individual processing: 3.77e-15".
+    assert glued(site, PAGE, "pi_seed_reported") == 3.77e-15
+    blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+    assert glued(site, PAGE, "pi_blas") == f"{blas['name']} {blas['version']}"
+
+
+def test_the_sweep_extremes(site, ffn_setup):
+    params, _, _ = ffn_setup
+    diffs = []
+    for seq_len in (SEQ_LEN, 32):
+        for seed in range(3):
+            together, alone = whole_and_rows(params, ffnbook.random_tokens((seq_len, D_MODEL), seed=seed))
+            diffs.append(float(np.abs(together - alone).max()))
+    assert glued(site, PAGE, "pi_sweep_lo") == min(diffs)
+    assert glued(site, PAGE, "pi_sweep_hi") == max(diffs)
+    assert glued(site, PAGE, "pi_sweep_terms_hi") < D_FF + 1
+
+
+def test_experiments_2_to_4(site, ffn_setup):
+    params, _, xb = ffn_setup
+    layer = ffnbook.ffn_layer(params, "gelu")
+    folded = layer(xb.reshape(-1, 1, D_MODEL)).reshape(xb.shape)
+    assert glued(site, PAGE, "pi_reshape_diff") == float(np.abs(layer(xb) - folded).max()) < 1e-12
+    perm = [2, 0, 4, 1, 3]
+    shuffled = float(np.abs(layer(xb)[:, perm] - layer(xb[:, perm])).max())
+    assert glued(site, PAGE, "pi_perm_diff") == shuffled < 1e-12
+    edited = xb.copy()
+    edited[:, 3] = ffnbook.random_tokens(edited[:, 3].shape, seed=1)
+    moved = np.abs(layer(edited) - layer(xb)).max(axis=(0, 2))
+    assert glued(site, PAGE, "pi_edited_position") == 3
+    assert glued(site, PAGE, "pi_ffn_changed") == float(moved[3]) > 0.01
+    assert glued(site, PAGE, "pi_ffn_others") == 0.0 == float(np.delete(moved, 3).max())
+
+
+def test_attention_fails_what_the_ffn_passes(site, ffn_setup):
+    _, x, xb = ffn_setup
+    attention = ffnbook.attention_layer(ffnbook.init_attention_params(D_MODEL, seed=0), n_heads=8)
+    assert glued(site, PAGE, "pi_attn_batch_diff") == ffnbook.batch_vs_rows_max_diff(attention, x) > 0.1
+    assert glued(site, PAGE, "pi_attn_reshape_diff") == ffnbook.reshape_max_diff(attention, xb) > 0.1
+    assert glued(site, PAGE, "pi_attn_perm_diff") < 1e-12
+    assert glued(site, PAGE, "pi_attn_others") > 0.1
+
+
+def test_normalisation_numbers(site, ffn_setup):
+    _, x, xb = ffn_setup
+    assert glued(site, PAGE, "pi_norm_worst_passing") == 0.0
+    # Training-mode batch norm: alone, each token normalises to zero, so the gap is the largest
+    # output of the whole-sequence run, recomputed here from the definition.
+    whole = (x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + 1e-5)
+    assert glued(site, PAGE, "pi_bn_one_at_a_time") == pytest.approx(float(np.abs(whole).max()))
+    assert glued(site, PAGE, "pi_bn_reshape") == 0.0
+    moved = normalisation.position_tests(normalisation.batch_norm_train, x, xb).other_positions_moved
+    assert glued(site, PAGE, "pi_bn_others") == moved > 0.1
+
+
+def test_shift_experiment_numbers_and_alt_text(site):
+    tiny = positional.tiny_model(d_model=64, d_ff=256, n_heads=4, seed=0)
+    ids, starts = [3, 17, 8, 42, 5, 29], range(100)
+    shifts = {m: positional.shift_experiment(tiny, ids, starts, m)
+              for m in ("learned", "sinusoidal", "rope", "alibi")}
+    assert glued(site, PAGE, "pi_shift_n_starts") == 100
+    assert glued(site, PAGE, "pi_shift_learned") == shifts["learned"].max_change > 0.1
+    assert glued(site, PAGE, "pi_shift_sinusoidal") == shifts["sinusoidal"].max_change > 0.1
+    assert glued(site, PAGE, "pi_shift_rope") < 1e-12
+    assert glued(site, PAGE, "pi_shift_alibi") == 0.0
+    alt = glued(site, PAGE, "pi_shift_figure_alt")
+    learned = shifts["learned"].feature
+    assert f"between {min(learned):.2f} and {max(learned):.2f}" in alt
+    assert [img["alt"] for img in figures(site, PAGE)] == [alt]
+
+
+def test_next_section_link_follows_the_table_of_contents(site):
+    index = (DOCS / "index.md").read_text()
+    chapter = re.search(r":caption: The chapter\n:numbered:\n\n(.*?)```", index, re.S).group(1).split()
+    following = chapter[chapter.index(PAGE) + 1]
+    last = soup_of(site, PAGE).find("article").find_all("p")[-1]
+    assert [a["href"].split("#")[0] for a in last.find_all("a")] == [f"{following}.html"]
+
+
+def test_first_self_check_has_its_right_answer_first(site):
+    """The browser tests answer the second option of the first quiz and expect "Not quite"."""
+    quiz = soup_of(site, PAGE).find("form", class_="ffn-quiz")
+    verdicts = [o.get("data-correct") for o in quiz.find_all("input", attrs={"type": "radio"})]
+    assert verdicts[:2] == ["true", "false"]
