@@ -4,57 +4,77 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sitecheck import figures, glued_after, number
+from sitecheck import glued
 
 import ffnbook
-from ffnbook import block, models
+from ffnbook import block
 
 PAGE = "transformer-block"
+# The base transformer (Vaswani et al., 2017): d_model 512, d_ff 2048, 8 heads.
+D_MODEL, D_FF, HEADS, SEQ = 512, 2048, 8, 8
 
 
 @pytest.fixture(scope="module")
 def setup():
-    base = models.get_model("Transformer base (Vaswani et al.)")
-    x = ffnbook.random_tokens((8, base.d_model), seed=0)
-    attn = ffnbook.init_attention_params(base.d_model, seed=0)
-    ffn = ffnbook.init_ffn_params(base.d_model, base.d_ff, seed=0)
-    return base, x, attn, ffn
+    x = ffnbook.random_tokens((SEQ, D_MODEL), seed=0)
+    attn = ffnbook.init_attention_params(D_MODEL, seed=0)
+    ffn = ffnbook.init_ffn_params(D_MODEL, D_FF, seed=0)
+    return x, attn, ffn
+
+
+def test_widths_come_from_the_base_model(site):
+    assert [glued(site, PAGE, k) for k in ("tb_d_model", "tb_d_ff", "tb_n_heads", "tb_seq_len")] == [
+        D_MODEL, D_FF, HEADS, SEQ]
 
 
 def test_layer_norm_numbers(site, setup):
-    _, x, _, _ = setup
-    mean_shown = number(glued_after(site, PAGE, "is zero to within"))
-    assert 0 <= mean_shown < 1e-12
+    x, _, _ = setup
+    assert 0 <= glued(site, PAGE, "tb_ln_mean_error") < 1e-12
     # var(LN(x)) = var/(var + eps): the gap the page attributes to eps, from the definition.
     var = x.var(axis=-1)
-    expected_gap = float(np.max(1e-5 / (var + 1e-5)))
-    assert glued_after(site, PAGE, "variance is one to within") == f"{expected_gap:.1e}"
+    assert glued(site, PAGE, "tb_ln_variance_error") == pytest.approx(float(np.max(1e-5 / (var + 1e-5))), rel=1e-6)
 
 
 def test_pre_and_post_norm_numbers(site, setup):
-    base, x, attn, ffn = setup
-    pre = block.transformer_block(x, attn, ffn, n_heads=base.n_heads, norm="pre")
-    post = block.transformer_block(x, attn, ffn, n_heads=base.n_heads, norm="post")
-    rms = lambda a: float(np.sqrt(np.mean(a**2)))  # noqa: E731
-    assert glued_after(site, PAGE, "differ by up to") == f"{float(np.abs(pre - post).max()):.3f}"
-    assert glued_after(site, PAGE, "its output has a root mean square of") == f"{rms(post):.4f}"
-    assert number(glued_after(site, PAGE, "its output has a root mean square of")) == pytest.approx(1, abs=1e-4)
-    assert glued_after(site, PAGE, "the input, of root mean square") == f"{rms(x):.3f}"
-    assert glued_after(site, PAGE, "added, giving") == f"{rms(pre):.3f}"
+    x, attn, ffn = setup
+    pre = block.transformer_block(x, attn, ffn, n_heads=HEADS, norm="pre")
+    post = block.transformer_block(x, attn, ffn, n_heads=HEADS, norm="post")
+
+    def rms(a):
+        return float(np.sqrt(np.mean(a**2)))
+
+    assert glued(site, PAGE, "tb_pre_post_diff") == float(np.abs(pre - post).max())
+    assert glued(site, PAGE, "tb_post_rms") == pytest.approx(rms(post)) == pytest.approx(1, abs=1e-4)
+    assert glued(site, PAGE, "tb_input_rms") == rms(x)
+    assert glued(site, PAGE, "tb_pre_rms") == rms(pre)
+
+
+def unit_nudge_influence(layer, x, step=1e-3):
+    """The influence matrix written out: a unit-length nudge, output change per unit length."""
+    u = np.random.default_rng([0, block._NUDGE_STREAM]).standard_normal(x.shape[1])
+    u /= np.linalg.norm(u)
+    base = layer(x)
+    m = np.empty((len(x), len(x)))
+    for j in range(len(x)):
+        nudged = x.copy()
+        nudged[j] += step * u
+        m[:, j] = np.abs(layer(nudged) - base).max(axis=-1) / step
+    return m
 
 
 def test_influence_numbers(site, setup):
-    base, x, attn, ffn = setup
-    attn_layer = ffnbook.attention_layer(attn, n_heads=base.n_heads)
-    ffn_layer = ffnbook.ffn_layer(ffn, "relu")
-    off = ~np.eye(8, dtype=bool)
-    attn_m = block.influence_matrix(attn_layer, x)
-    ffn_m = block.influence_matrix(ffn_layer, x)
-    assert glued_after(site, PAGE, "In the attention sublayer") == f"{attn_m[off].max():.3f}"
-    assert glued_after(site, PAGE, "on average), and") == f"{attn_m[off].sum() / attn_m.sum():.0%}"
-    shown_ffn = glued_after(site, PAGE, "In the FFN sublayer")
-    assert number(shown_ffn) == 0.0 and float(ffn_m[off].max()) == 0.0
-    assert glued_after(site, PAGE, "moves its own output by") == f"{np.diag(ffn_m).mean():.3f}"
-    block_m = block.influence_matrix(block.block_layer(attn, ffn, n_heads=base.n_heads, norm="pre"), x)
-    assert glued_after(site, PAGE, "Its off-diagonal part, largest value") == f"{block_m[off].max():.3f}"
-    assert glued_after(site, PAGE, "Its diagonal is large") == f"{np.diag(block_m).mean():.2f}"
+    x, attn, ffn = setup
+    off = ~np.eye(SEQ, dtype=bool)
+    attn_m = unit_nudge_influence(ffnbook.attention_layer(attn, n_heads=HEADS), x)
+    ffn_m = unit_nudge_influence(ffnbook.ffn_layer(ffn, "relu"), x)
+    block_m = unit_nudge_influence(block.block_layer(attn, ffn, n_heads=HEADS, norm="pre"), x)
+    assert glued(site, PAGE, "tb_attn_off_max") == pytest.approx(attn_m[off].max(), rel=1e-12)
+    assert glued(site, PAGE, "tb_attn_diag_mean") == pytest.approx(np.diag(attn_m).mean(), rel=1e-12)
+    assert glued(site, PAGE, "tb_attn_off_share") == pytest.approx(attn_m[off].sum() / attn_m.sum(), rel=1e-12)
+    # "Exactly zero": the page asserts it, and so does the recomputation.
+    assert glued(site, PAGE, "tb_ffn_off_max") == 0.0 == float(ffn_m[off].max())
+    assert glued(site, PAGE, "tb_ffn_diag_mean") == pytest.approx(np.diag(ffn_m).mean(), rel=1e-12)
+    assert glued(site, PAGE, "tb_block_off_max") == pytest.approx(block_m[off].max(), rel=1e-12)
+    assert glued(site, PAGE, "tb_block_off_share") == pytest.approx(block_m[off].sum() / block_m.sum(), rel=1e-12)
+    assert glued(site, PAGE, "tb_block_diag_mean") == pytest.approx(np.diag(block_m).mean(), rel=1e-12)
+
