@@ -4,43 +4,54 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sitecheck import figures, glued_after, number, page_text
+from sitecheck import figures, glued, page_text
 
 import ffnbook
-from ffnbook import models
 
 PAGE = "anatomy"
+D_MODEL, D_FF = 512, 2048  # the base transformer (Vaswani et al., 2017)
 
 
 @pytest.fixture(scope="module")
 def setup():
-    base = models.get_model("Transformer base (Vaswani et al.)")
-    params = ffnbook.init_ffn_params(base.d_model, base.d_ff, seed=0)
-    x = ffnbook.random_tokens((2, 6, base.d_model), seed=0)
-    return base, params, x
+    params = ffnbook.init_ffn_params(D_MODEL, D_FF, seed=0)
+    x = ffnbook.random_tokens((2, 6, D_MODEL), seed=0)
+    return params, x
 
 
-def test_widths(site, setup):
-    base, _, _ = setup
-    assert number(glued_after(site, PAGE, "the hidden layer is")) == base.d_ff / base.d_model
-    text = page_text(site, PAGE)
-    assert f"({2}, {6}, {base.d_ff})" in text  # the traced hidden shape, from the widths
+def test_widths(site):
+    assert (glued(site, PAGE, "an_d_model"), glued(site, PAGE, "an_d_ff")) == (D_MODEL, D_FF)
+    assert glued(site, PAGE, "an_ratio") == D_FF / D_MODEL
+    assert f"(2, 6, {D_FF})" in page_text(site, PAGE)  # the traced hidden shape
 
 
-def test_hidden_values(site, setup):
-    base, _, x = setup
-    assert number(glued_after(site, PAGE, "they become")) == x.shape[0] * x.shape[1] * base.d_ff
+def test_batch_and_hidden_values(site):
+    assert (glued(site, PAGE, "an_batch"), glued(site, PAGE, "an_seq_len")) == (2, 6)
+    assert glued(site, PAGE, "an_positions") == 2 * 6
+    assert glued(site, PAGE, "an_hidden_values") == 2 * 6 * D_FF
 
 
 def test_active_fraction(site, setup):
-    _, params, x = setup
+    params, x = setup
     # Independent of ffnbook.anatomy: count positive pre-activations directly.
     per_position = ((x @ params.W1 + params.b1) > 0).mean(axis=-1).reshape(-1)
-    assert glued_after(site, PAGE, "On average") == f"{per_position.mean():.1%}"
-    assert glued_after(site, PAGE, "between") == f"{per_position.min():.1%}"
-    assert f"{per_position.max():.1%}" in page_text(site, PAGE)
+    assert glued(site, PAGE, "an_active_mean") == pytest.approx(per_position.mean(), rel=1e-15)
+    assert glued(site, PAGE, "an_active_lowest") == per_position.min()
+    assert glued(site, PAGE, "an_active_highest") == per_position.max()
 
 
-def test_equivalences_are_rounding_only(site):
-    assert 0 <= number(glued_after(site, PAGE, "agree to")) < 1e-12
-    assert 0 <= number(glued_after(site, PAGE, "differ by at most")) < 1e-12
+def test_figure_alt_text_is_computed_with_the_figure(site, setup):
+    params, x = setup
+    alt = glued(site, PAGE, "an_hidden_figure_alt")
+    per_position = ((x @ params.W1 + params.b1) > 0).mean(axis=-1).reshape(-1)
+    assert f"between {per_position.min():.1%} and {per_position.max():.1%}" in alt
+    assert f"{2 * 6 * D_FF:,} hidden values" in alt
+    assert [img["alt"] for img in figures(site, PAGE)] == [alt]
+
+
+def test_equivalences_are_rounding_only(site, setup):
+    params, x = setup
+    W, b = ffnbook.collapse_linear_ffn(*params)
+    collapse = float(np.abs(x @ W + b - ffnbook.ffn(x, *params, activation="identity")).max())
+    assert glued(site, PAGE, "an_collapse_diff") == collapse < 1e-12
+    assert 0 <= glued(site, PAGE, "an_conv_diff") < 1e-12
