@@ -1,23 +1,24 @@
 """The built Exercises page: solutions folded, every glued number equal to a recomputation.
 
-Each exercise's glued values are read in page order from its section and
-compared with the same quantities computed here, where possible from the
-algebra written out independently of ffnbook.
+Each glued value is looked up by its key and compared with the same quantity
+computed here, where possible from the algebra written out independently of ffnbook.
 """
 
 from __future__ import annotations
 
+import re
+
+from fractions import Fraction
+
 import numpy as np
 import pytest
-from sitecheck import glued_in, number, soup_of
+from sitecheck import glued, soup_of
 
 import ffnbook
-from ffnbook import activations, position_independence, width
+from ffnbook import activations, position_independence
 from ffnbook.models import get_model
 
 PAGE = "exercises"
-
-
 
 
 def test_solutions_are_folded(site):
@@ -35,54 +36,68 @@ def test_solutions_are_folded(site):
         assert box.find("summary").get_text(strip=True) in ("Answer", "A model answer")
 
 
+def test_self_checks_come_before_the_summary(site):
+    article = soup_of(site, PAGE).find("article")
+    headings = [h.get_text(" ", strip=True) for h in article.find_all("h2")]
+    titles = [h.split(". ", 1)[-1].rstrip("#").strip() for h in headings]
+    assert titles.index("Check your understanding") < titles.index("Summary") == len(titles) - 1
+
+
 def test_exercise_1_parameter_counts(site):
     d, h = 384, 6
-    shown = glued_in(site, PAGE, "exercise-1-parameter-counts-at-your-own-widths")
-    expected = [f"{d}", f"{h}", f"{4 * d * d:,}"]
-    for d_ff in (4 * d, 5 * d // 2):
+    assert (glued(site, PAGE, "ex_p_d_model"), glued(site, PAGE, "ex_p_n_heads")) == (d, h)
+    assert glued(site, PAGE, "ex_p_attn") == 4 * d * d
+    for tag, d_ff in (("4x", 4 * d), ("other", 5 * d // 2)):
         ffn = 2 * d * d_ff + d_ff + d  # written out, not through ffnbook
-        expected += [f"{d_ff}", f"{d_ff / d:.{0 if d_ff % d == 0 else 1}f}", f"{ffn:,}",
-                     f"{2 * d_ff / d:.0f}", f"{d_ff / (2 * d):.2f}", f"{ffn / (4 * d * d):.4f}"]
-    assert shown == expected
-    assert ffnbook.ffn_param_count(d, 4 * d) == 2 * d * 4 * d + 5 * d
+        assert glued(site, PAGE, f"ex_p_d_ff_{tag}") == d_ff
+        assert glued(site, PAGE, f"ex_p_multiplier_{tag}") == d_ff / d
+        assert glued(site, PAGE, f"ex_p_ffn_{tag}") == ffn
+        assert glued(site, PAGE, f"ex_p_units_{tag}") == 2 * d_ff / d
+        assert glued(site, PAGE, f"ex_p_predicted_{tag}") == d_ff / (2 * d)
+        assert glued(site, PAGE, f"ex_p_ratio_{tag}") == ffn / (4 * d * d)
 
 
 def test_exercise_2_change_one_token(site):
     layer = ffnbook.ffn_layer(ffnbook.init_ffn_params(64, 256, seed=11), "gelu")
     x = ffnbook.random_tokens((6, 64), seed=12)
-    moves = [position_independence.movement_by_position(layer, x, 1, seed=s) for s in range(5)]
-    others = max(ffnbook.change_one_token(layer, x, p, seed=s).other_positions
-                 for p in range(6) for s in range(5))
-    shown = glued_in(site, PAGE, "exercise-2-change-one-token")
-    assert shown == ["5", f"{max(m[0] for m in moves):.1e}", f"{min(m[1] for m in moves):.3f}",
-                     f"{others:.1e}"]
-    assert number(shown[1]) < 1e-12 and number(shown[3]) < 1e-12 and number(shown[2]) > 0.01
+    edited, watched = glued(site, PAGE, "ex_ct_edited"), glued(site, PAGE, "ex_ct_watched")
+    assert edited != watched
+    moves = [position_independence.movement_by_position(layer, x, edited, seed=s) for s in range(5)]
+    assert glued(site, PAGE, "ex_ct_seeds") == 5
+    assert glued(site, PAGE, "ex_ct_token0") == 0.0 == max(m[watched] for m in moves)
+    assert glued(site, PAGE, "ex_ct_token1") == min(m[edited] for m in moves) > 0.01
+    assert glued(site, PAGE, "ex_ct_others") == 0.0
 
 
 def test_exercise_3_linear_collapse(site):
-    shown = glued_in(site, PAGE, "exercise-3-the-linear-collapse")
     params = ffnbook.init_ffn_params(64, 256, seed=3)
     samples = ffnbook.random_tokens((200, 64), seed=5)
     gelu_fit = activations.best_affine_fit(samples, ffnbook.ffn(samples, *params, activation="gelu"))
-    assert number(shown[0]) < 1e-12  # torch: combined matrix against the two layers
-    assert shown[1] == "200"
-    assert number(shown[2]) < 1e-12  # the activation-free FFN is affine
-    assert shown[3] == f"{gelu_fit.max_abs_residual:.3f}" and number(shown[3]) > 0.01
-    assert shown[4] == f"{gelu_fit.relative_residual:.0%}"
+    assert glued(site, PAGE, "ex_lc_collapse_diff") < 1e-12  # torch: combined matrix against the two layers
+    assert glued(site, PAGE, "ex_lc_samples") == 200
+    assert glued(site, PAGE, "ex_lc_fit_identity") < 1e-12  # the activation-free FFN is affine
+    assert glued(site, PAGE, "ex_lc_fit_gelu") == gelu_fit.max_abs_residual > 0.01
+    assert glued(site, PAGE, "ex_lc_fit_gelu_relative") == gelu_fit.relative_residual
     # Independently: the collapsed map reproduces the identity FFN on these samples.
     W, b = ffnbook.collapse_linear_ffn(*params)
     assert np.max(np.abs(samples @ W + b - ffnbook.ffn(samples, *params, activation="identity"))) < 1e-12
 
 
 def test_exercise_5_swiglu_at_llama_widths(site):
+    # LLaMA-1 7B: d_model 4096, 32 layers; Meta's rule int(2·4d/3) rounded up to a multiple of 256.
     llama = get_model("LLaMA-1 7B")
-    d, d_ff = llama.d_model, llama.d_ff
-    assert width.llama_ffn_width(d) == d_ff
+    d = 4096
+    unrounded = int(2 * 4 * d / 3)
+    d_ff = -(-unrounded // 256) * 256
+    assert (d, d_ff, llama.n_layers) == (llama.d_model, llama.d_ff, 32)
     swiglu, classic = 3 * d * d_ff, 2 * d * 4 * d
-    shown = glued_in(site, PAGE, "exercise-5-a-swiglu-ffn-at-llama-s-widths")
-    assert shown == [f"{d}", f"{8 * d // 3}", f"{d_ff}", f"{d_ff / d:.4f}", f"{swiglu:,}",
-                     f"{classic:,}", f"{swiglu / classic:.4f}", f"{llama.n_layers}",
-                     f"{llama.n_layers * swiglu:,}"]
+    assert glued(site, PAGE, "ex_sw_d_model") == d and glued(site, PAGE, "ex_sw_unrounded") == unrounded
+    assert glued(site, PAGE, "ex_sw_d_ff") == d_ff == 11008
+    assert glued(site, PAGE, "ex_sw_width_ratio") == d_ff / d
+    assert (glued(site, PAGE, "ex_sw_count"), glued(site, PAGE, "ex_sw_classic")) == (swiglu, classic)
+    assert glued(site, PAGE, "ex_sw_ratio") == swiglu / classic
+    assert glued(site, PAGE, "ex_sw_excess") == pytest.approx(swiglu / classic - 1)
+    assert glued(site, PAGE, "ex_sw_all_layers") == 32 * swiglu
 
 
 def test_exercise_6_reshape_test_on_torch(site):
@@ -96,28 +111,39 @@ def test_exercise_6_reshape_test_on_torch(site):
     with torch.no_grad():
         ffn_gap = (ffn_module(x) - ffn_module(folded).reshape(B, T, D)).abs().max().item()
         attn_gap = (attn(x, x, x)[0] - attn(folded, folded, folded)[0].reshape(B, T, D)).abs().max().item()
-    shown = glued_in(site, PAGE, "exercise-6-the-reshape-test-on-a-pytorch-module")
-    assert shown == ["4", "7", f"{ffn_gap:.1e}", f"{attn_gap:.3f}"]
-    assert number(shown[2]) < 1e-12 < 0.1 < number(shown[3])
+    assert (glued(site, PAGE, "ex_rs_batch"), glued(site, PAGE, "ex_rs_seq_len")) == (B, T)
+    assert glued(site, PAGE, "ex_rs_ffn_gap") == ffn_gap < 1e-12
+    assert glued(site, PAGE, "ex_rs_attn_gap") == attn_gap > 0.1
 
 
 def test_exercise_7_ffn_share(site):
     t5 = get_model("T5-base v1.1")
-    d, f = t5.d_model, t5.d_ff
-    shown = glued_in(site, PAGE, "exercise-7-predict-the-ffn-s-share-of-a-block")
-    # Predicted on paper: 4/7 for a classic FFN at 8/3 d, 2/3 for a gated one.
-    assert shown == [f"{d}", f"{f}", "4", "7", f"{4 / 7:.1%}", "2", "3", f"{2 / 3:.1%}"]
-    classic, attn = ffnbook.ffn_param_count(d, f, bias=False), ffnbook.attention_param_count(d, t5.n_heads)
-    assert classic / (classic + attn) == pytest.approx(4 / 7)
+    assert (glued(site, PAGE, "ex_sh_d_model"), glued(site, PAGE, "ex_sh_d_ff")) == (t5.d_model, t5.d_ff)
+    # Predicted on paper, in units of d_model²: classic 16/3 against 4, gated 8 against 4.
+    classic, gated = Fraction(16, 3) / (Fraction(16, 3) + 4), Fraction(8, 12)
+    assert (glued(site, PAGE, "ex_sh_classic_num"), glued(site, PAGE, "ex_sh_classic_den")) == (4, 7)
+    assert (glued(site, PAGE, "ex_sh_gated_num"), glued(site, PAGE, "ex_sh_gated_den")) == (2, 3)
+    assert glued(site, PAGE, "ex_sh_classic") == float(classic)
+    assert glued(site, PAGE, "ex_sh_gated") == float(gated)
 
 
 def test_exercise_8_which_positions_move(site):
     x = ffnbook.random_tokens((6, 64), seed=21)
     ffn = ffnbook.ffn_layer(ffnbook.init_ffn_params(64, 256, seed=22), "gelu")
     attn = ffnbook.attention_layer(ffnbook.init_attention_params(64, seed=23), n_heads=4)
-    ffn_moved = position_independence.movement_by_position(ffn, x, 0)
-    attn_moved = position_independence.movement_by_position(attn, x, 0)
-    shown = glued_in(site, PAGE, "exercise-8-which-positions-move")
-    assert shown == [f"{ffn_moved[0]:.3f}", f"{max(ffn_moved[1:]):.1e}", "6",
-                     f"{min(attn_moved[1:]):.3f}"]
-    assert number(shown[1]) < 1e-12 and number(shown[3]) > 0.001
+    edited = glued(site, PAGE, "ex_mv_edited")
+    ffn_moved = position_independence.movement_by_position(ffn, x, edited)
+    attn_moved = position_independence.movement_by_position(attn, x, edited)
+    others = [i for i in range(6) if i != edited]
+    assert glued(site, PAGE, "ex_mv_first_other") == edited + 1
+    assert glued(site, PAGE, "ex_mv_ffn_edited") == ffn_moved[edited] > 0.01
+    assert glued(site, PAGE, "ex_mv_ffn_others") == 0.0 == max(ffn_moved[i] for i in others)
+    assert glued(site, PAGE, "ex_mv_seq_len") == 6
+    assert glued(site, PAGE, "ex_mv_attn_others_min") == min(attn_moved[i] for i in others) > 0.001
+
+
+def test_the_challenge_answer_cites_the_evidence(site):
+    section = soup_of(site, PAGE).find("section", id="exercise-4-a-transformer-without-ffns")
+    text = re.sub(r"\s+([,.;:\]])", r"\1", " ".join(section.get_text(" ").split()))
+    assert "Dong et al., 2021" in text and "Sukhbaatar et al., 2019" in text
+    assert "layer normalisations" in text  # the softmax is not the only nonlinearity left
