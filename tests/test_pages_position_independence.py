@@ -14,6 +14,9 @@ from ffnbook import normalisation, positional
 PAGE = "position-independence"
 D_MODEL, D_FF, SEQ_LEN = 512, 2048, 5
 EPS = float(np.finfo(np.float64).eps)
+# Differences at rounding level depend on the BLAS library's order of additions (threads,
+# kernels), so they are checked against bounds; values of order one against a recomputation.
+SAME = {"rel": 1e-9}
 
 
 @pytest.fixture(scope="module")
@@ -37,21 +40,20 @@ def test_widths_are_the_base_transformers(site):
 
 def test_experiment_1_and_its_scales(site, ffn_setup):
     params, x, _ = ffn_setup
-    together, alone = whole_and_rows(params, x)
-    gap = np.abs(together - alone)
-    assert glued(site, PAGE, "pi_batch_diff") == float(gap.max())
-    assert glued(site, PAGE, "pi_eps") == EPS
-    assert glued(site, PAGE, "pi_gap_eps_largest") == pytest.approx(gap.max() / np.abs(together).max() / EPS)
-    spacing = np.spacing(np.maximum(np.abs(together), np.abs(alone)))
-    assert glued(site, PAGE, "pi_gap_max_ulps") == pytest.approx(float((gap / spacing).max()))
-    assert glued(site, PAGE, "pi_gap_share") == pytest.approx(float(np.mean(gap > 0)))
-    # The terms of each output: |h| @ |W2| + |b2|, with h after the activation.
+    together, _ = whole_and_rows(params, x)
     hidden = ffnbook.gelu(x @ params.W1 + params.b1)
-    terms = np.abs(hidden) @ np.abs(params.W2) + np.abs(params.b2)
-    in_terms = glued(site, PAGE, "pi_gap_eps_terms")
-    assert in_terms == pytest.approx(float((gap / (EPS * terms)).max()))
-    # Reordering a sum of d_ff + 1 terms can move it by at most about (d_ff + 1)·eps·terms.
-    assert in_terms < D_FF + 1
+    terms = np.abs(hidden) @ np.abs(params.W2) + np.abs(params.b2)  # |h| @ |W2| + |b2| per output
+    # Reordering a sum of d_ff + 1 terms moves it by at most about (d_ff + 1)·eps·terms.
+    diff = glued(site, PAGE, "pi_batch_diff")
+    assert 0 <= diff <= (D_FF + 1) * EPS * terms.max()
+    assert glued(site, PAGE, "pi_eps") == EPS
+    largest = float(np.abs(together).max())
+    assert glued(site, PAGE, "pi_gap_eps_largest") == pytest.approx(diff / largest / EPS, **SAME)
+    assert 0 <= glued(site, PAGE, "pi_gap_eps_terms") < D_FF + 1
+    assert 0 <= glued(site, PAGE, "pi_gap_share") <= 1
+    # In units in the last place of the outputs themselves the gap is larger still: some
+    # outputs are far smaller than the largest one.
+    assert glued(site, PAGE, "pi_gap_max_ulps") >= glued(site, PAGE, "pi_gap_eps_largest") / 2
 
 
 def test_the_seed_value_and_the_blas_library(site):
@@ -63,13 +65,14 @@ def test_the_seed_value_and_the_blas_library(site):
 
 def test_the_sweep_extremes(site, ffn_setup):
     params, _, _ = ffn_setup
-    diffs = []
+    largest_terms = 0.0
     for seq_len in (SEQ_LEN, 32):
         for seed in range(3):
-            together, alone = whole_and_rows(params, ffnbook.random_tokens((seq_len, D_MODEL), seed=seed))
-            diffs.append(float(np.abs(together - alone).max()))
-    assert glued(site, PAGE, "pi_sweep_lo") == min(diffs)
-    assert glued(site, PAGE, "pi_sweep_hi") == max(diffs)
+            x = ffnbook.random_tokens((seq_len, D_MODEL), seed=seed)
+            hidden = ffnbook.gelu(x @ params.W1 + params.b1)
+            largest_terms = max(largest_terms, float((np.abs(hidden) @ np.abs(params.W2)).max()))
+    lo, hi = glued(site, PAGE, "pi_sweep_lo"), glued(site, PAGE, "pi_sweep_hi")
+    assert 0 < lo <= hi <= (D_FF + 1) * EPS * largest_terms
     assert glued(site, PAGE, "pi_sweep_terms_hi") < D_FF + 1
 
 
@@ -77,23 +80,27 @@ def test_experiments_2_to_4(site, ffn_setup):
     params, _, xb = ffn_setup
     layer = ffnbook.ffn_layer(params, "gelu")
     folded = layer(xb.reshape(-1, 1, D_MODEL)).reshape(xb.shape)
-    assert glued(site, PAGE, "pi_reshape_diff") == float(np.abs(layer(xb) - folded).max()) < 1e-12
-    perm = [2, 0, 4, 1, 3]
-    shuffled = float(np.abs(layer(xb)[:, perm] - layer(xb[:, perm])).max())
-    assert glued(site, PAGE, "pi_perm_diff") == shuffled < 1e-12
+    assert float(np.abs(layer(xb) - folded).max()) < 1e-12
+    assert 0 <= glued(site, PAGE, "pi_reshape_diff") < 1e-12
+    assert 0 <= glued(site, PAGE, "pi_perm_diff") < 1e-12
     edited = xb.copy()
     edited[:, 3] = ffnbook.random_tokens(edited[:, 3].shape, seed=1)
     moved = np.abs(layer(edited) - layer(xb)).max(axis=(0, 2))
     assert glued(site, PAGE, "pi_edited_position") == 3
-    assert glued(site, PAGE, "pi_ffn_changed") == float(moved[3]) > 0.01
+    assert glued(site, PAGE, "pi_ffn_changed") == pytest.approx(float(moved[3]), **SAME)
+    assert glued(site, PAGE, "pi_ffn_changed") > 0.01
     assert glued(site, PAGE, "pi_ffn_others") == 0.0 == float(np.delete(moved, 3).max())
 
 
 def test_attention_fails_what_the_ffn_passes(site, ffn_setup):
     _, x, xb = ffn_setup
     attention = ffnbook.attention_layer(ffnbook.init_attention_params(D_MODEL, seed=0), n_heads=8)
-    assert glued(site, PAGE, "pi_attn_batch_diff") == ffnbook.batch_vs_rows_max_diff(attention, x) > 0.1
-    assert glued(site, PAGE, "pi_attn_reshape_diff") == ffnbook.reshape_max_diff(attention, xb) > 0.1
+    assert glued(site, PAGE, "pi_attn_batch_diff") == pytest.approx(
+        ffnbook.batch_vs_rows_max_diff(attention, x), **SAME)
+    assert glued(site, PAGE, "pi_attn_batch_diff") > 0.1
+    assert glued(site, PAGE, "pi_attn_reshape_diff") == pytest.approx(
+        ffnbook.reshape_max_diff(attention, xb), **SAME)
+    assert glued(site, PAGE, "pi_attn_reshape_diff") > 0.1
     assert glued(site, PAGE, "pi_attn_perm_diff") < 1e-12
     assert glued(site, PAGE, "pi_attn_others") > 0.1
 
@@ -107,7 +114,8 @@ def test_normalisation_numbers(site, ffn_setup):
     assert glued(site, PAGE, "pi_bn_one_at_a_time") == pytest.approx(float(np.abs(whole).max()))
     assert glued(site, PAGE, "pi_bn_reshape") == 0.0
     moved = normalisation.position_tests(normalisation.batch_norm_train, x, xb).other_positions_moved
-    assert glued(site, PAGE, "pi_bn_others") == moved > 0.1
+    assert glued(site, PAGE, "pi_bn_others") == pytest.approx(moved, **SAME)
+    assert glued(site, PAGE, "pi_bn_others") > 0.1
 
 
 def test_shift_experiment_numbers_and_alt_text(site):
@@ -116,8 +124,10 @@ def test_shift_experiment_numbers_and_alt_text(site):
     shifts = {m: positional.shift_experiment(tiny, ids, starts, m)
               for m in ("learned", "sinusoidal", "rope", "alibi")}
     assert glued(site, PAGE, "pi_shift_n_starts") == 100
-    assert glued(site, PAGE, "pi_shift_learned") == shifts["learned"].max_change > 0.1
-    assert glued(site, PAGE, "pi_shift_sinusoidal") == shifts["sinusoidal"].max_change > 0.1
+    assert glued(site, PAGE, "pi_shift_learned") == pytest.approx(shifts["learned"].max_change, **SAME)
+    assert glued(site, PAGE, "pi_shift_learned") > 0.1
+    assert glued(site, PAGE, "pi_shift_sinusoidal") == pytest.approx(shifts["sinusoidal"].max_change, **SAME)
+    assert glued(site, PAGE, "pi_shift_sinusoidal") > 0.1
     assert glued(site, PAGE, "pi_shift_rope") < 1e-12
     assert glued(site, PAGE, "pi_shift_alibi") == 0.0
     alt = glued(site, PAGE, "pi_shift_figure_alt")

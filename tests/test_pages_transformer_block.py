@@ -43,10 +43,10 @@ def test_pre_and_post_norm_numbers(site, setup):
     def rms(a):
         return float(np.sqrt(np.mean(a**2)))
 
-    assert glued(site, PAGE, "tb_pre_post_diff") == float(np.abs(pre - post).max())
+    assert glued(site, PAGE, "tb_pre_post_diff") == pytest.approx(float(np.abs(pre - post).max()), rel=1e-9)
     assert glued(site, PAGE, "tb_post_rms") == pytest.approx(rms(post)) == pytest.approx(1, abs=1e-4)
     assert glued(site, PAGE, "tb_input_rms") == rms(x)
-    assert glued(site, PAGE, "tb_pre_rms") == rms(pre)
+    assert glued(site, PAGE, "tb_pre_rms") == pytest.approx(rms(pre), rel=1e-12)
 
 
 def unit_nudge_influence(layer, x, step=1e-3):
@@ -68,13 +68,13 @@ def test_influence_numbers(site, setup):
     attn_m = unit_nudge_influence(ffnbook.attention_layer(attn, n_heads=HEADS), x)
     ffn_m = unit_nudge_influence(ffnbook.ffn_layer(ffn, "relu"), x)
     block_m = unit_nudge_influence(block.block_layer(attn, ffn, n_heads=HEADS, norm="pre"), x)
-    assert glued(site, PAGE, "tb_attn_off_max") == pytest.approx(attn_m[off].max(), rel=1e-12)
-    assert glued(site, PAGE, "tb_attn_diag_mean") == pytest.approx(np.diag(attn_m).mean(), rel=1e-12)
-    assert glued(site, PAGE, "tb_attn_off_share") == pytest.approx(attn_m[off].sum() / attn_m.sum(), rel=1e-12)
+    assert glued(site, PAGE, "tb_attn_off_max") == pytest.approx(attn_m[off].max(), rel=1e-9)
+    assert glued(site, PAGE, "tb_attn_diag_mean") == pytest.approx(np.diag(attn_m).mean(), rel=1e-9)
+    assert glued(site, PAGE, "tb_attn_off_share") == pytest.approx(attn_m[off].sum() / attn_m.sum(), rel=1e-9)
     # "Exactly zero": the page asserts it, and so does the recomputation.
     assert glued(site, PAGE, "tb_ffn_off_max") == 0.0 == float(ffn_m[off].max())
-    assert glued(site, PAGE, "tb_ffn_diag_mean") == pytest.approx(np.diag(ffn_m).mean(), rel=1e-12)
-    assert glued(site, PAGE, "tb_block_off_max") == pytest.approx(block_m[off].max(), rel=1e-12)
-    assert glued(site, PAGE, "tb_block_off_share") == pytest.approx(block_m[off].sum() / block_m.sum(), rel=1e-12)
-    assert glued(site, PAGE, "tb_block_diag_mean") == pytest.approx(np.diag(block_m).mean(), rel=1e-12)
+    assert glued(site, PAGE, "tb_ffn_diag_mean") == pytest.approx(np.diag(ffn_m).mean(), rel=1e-9)
+    assert glued(site, PAGE, "tb_block_off_max") == pytest.approx(block_m[off].max(), rel=1e-9)
+    assert glued(site, PAGE, "tb_block_off_share") == pytest.approx(block_m[off].sum() / block_m.sum(), rel=1e-9)
+    assert glued(site, PAGE, "tb_block_diag_mean") == pytest.approx(np.diag(block_m).mean(), rel=1e-9)
 
