@@ -1,4 +1,4 @@
-"""What a decoding step reads: the counts against the models' shapes, written out."""
+"""When the KV cache outweighs the FFN in a decoding step: against the models' shapes, written out."""
 
 from __future__ import annotations
 
@@ -8,36 +8,31 @@ from ffnbook import decoding
 from ffnbook.models import get_model
 
 
-def test_llama_counts_from_its_published_shapes():
-    # LLaMA-1 7B: d_model 4096, SwiGLU width 11008, 32 heads of 128, multi-head attention.
-    llama = get_model("LLaMA-1 7B")
-    assert decoding.ffn_weight_values_per_layer(llama) == 3 * 4096 * 11008
-    assert decoding.kv_cache_values_per_layer(llama, 2048) == 2 * 2048 * 32 * 128
-    assert decoding.cache_equals_ffn_context(llama) == 3 * 4096 * 11008 / (2 * 32 * 128)
+def test_llama_from_its_published_shapes():
+    # LLaMA-1 7B: 32 layers, d_model 4096, SwiGLU width 11008, 32 heads of 128 (multi-head).
+    per_layer_ffn, per_layer_cache_per_position = 3 * 4096 * 11008, 2 * 32 * 128
+    assert decoding.cache_equals_ffn_context(get_model("LLaMA-1 7B")) == (
+        32 * per_layer_ffn / (32 * per_layer_cache_per_position))
 
 
 def test_grouped_query_attention_and_batching():
-    # Llama-2 70B: 8 key/value heads of 128, SwiGLU width 28672 at d_model 8192.
-    model = get_model("Llama-2 70B")
-    one = decoding.cache_equals_ffn_context(model)
+    # Llama-2 70B: 80 layers, d_model 8192, SwiGLU width 28672, 8 key/value heads of 128.
+    one = decoding.cache_equals_ffn_context(get_model("Llama-2 70B"))
     assert one == 3 * 8192 * 28672 / (2 * 8 * 128)
-    # At the crossover context the cache and the weights hold the same number of values.
-    assert decoding.kv_cache_values_per_layer(model, int(one)) == decoding.ffn_weight_values_per_layer(model)
-    assert decoding.cache_equals_ffn_context(model, batch=64) == one / 64
+    assert decoding.cache_equals_ffn_context(get_model("Llama-2 70B"), batch=64) == one / 64
 
 
 @pytest.mark.parametrize(
-    "name, message",
-    [("Mistral 7B", "sliding window"), ("DeepSeek-V3", "mla"), ("Mixtral 8x7B", "experts"),
-     ("PaLM 540B", "head size")],
+    "name, batch, message",
+    [("Mistral 7B", 1, "sliding window of 4096"), ("Mixtral 8x7B", 8, "different experts")],
 )
-def test_models_whose_cache_is_not_plain_are_refused(name, message):
+def test_models_whose_reads_do_not_compare_are_refused(name, batch, message):
     with pytest.raises(ValueError, match=message):
-        decoding.cache_equals_ffn_context(get_model(name))
+        decoding.cache_equals_ffn_context(get_model(name), batch)
 
 
 def test_bad_arguments():
     with pytest.raises(TypeError, match="ModelConfig"):
-        decoding.ffn_weight_values_per_layer("LLaMA-1 7B")
+        decoding.cache_equals_ffn_context("LLaMA-1 7B")
     with pytest.raises(ValueError, match="batch must be a positive integer"):
         decoding.cache_equals_ffn_context(get_model("GPT-2 small"), batch=0)

@@ -42,7 +42,7 @@ def test_active_fraction(site, setup):
 
 def test_figure_alt_text_is_computed_with_the_figure(site, setup):
     params, x = setup
-    alt = glued(site, PAGE, "an_hidden_figure_alt")
+    alt = glued(site, PAGE, "an_hidden_figure")  # the figure's text is its alt text
     per_position = ((x @ params.W1 + params.b1) > 0).mean(axis=-1).reshape(-1)
     assert f"between {per_position.min():.1%} and {per_position.max():.1%}" in alt
     assert f"{2 * 6 * D_FF:,} hidden values" in alt

@@ -130,7 +130,7 @@ def test_shift_experiment_numbers_and_alt_text(site):
     assert glued(site, PAGE, "pi_shift_sinusoidal") > 0.1
     assert glued(site, PAGE, "pi_shift_rope") < 1e-12
     assert glued(site, PAGE, "pi_shift_alibi") == 0.0
-    alt = glued(site, PAGE, "pi_shift_figure_alt")
+    alt = glued(site, PAGE, "pi_shift_figure")  # the figure's text is its alt text
     learned = shifts["learned"].feature
     assert f"between {min(learned):.2f} and {max(learned):.2f}" in alt
     assert [img["alt"] for img in figures(site, PAGE)] == [alt]
