@@ -141,6 +141,43 @@
     });
   }
 
+  /* ---- formulas wider than the column -------------------------------------- */
+
+  // ffnbook.css lets a formula wider than its column scroll in its own box. Such a
+  // box becomes a named tab stop, so it can be scrolled with the arrow keys; boxes
+  // that fit stay out of the tab order. Checked again when the width changes or
+  // a folded answer opens.
+  function markWideMath() {
+    document.querySelectorAll("article div.math, article span.math").forEach(function (box) {
+      if (box.closest(".ffn-tip")) { return; }
+      var wide = box.scrollWidth > box.clientWidth + 1;
+      if (wide === box.hasAttribute("data-ffn-wide")) { return; }
+      if (wide) {
+        var number = box.querySelector(".eqno");
+        box.setAttribute("data-ffn-wide", "");
+        box.tabIndex = 0;
+        box.setAttribute("role", "group");
+        box.setAttribute("aria-label", (box.tagName === "DIV" ? "Equation" : "Formula") +
+          (number ? " " + number.firstChild.textContent.trim() : "") + ", scrolls sideways");
+      } else {
+        ["data-ffn-wide", "tabindex", "role", "aria-label"].forEach(function (name) {
+          box.removeAttribute(name);
+        });
+      }
+    });
+  }
+
+  function watchWideMath() {
+    var pending = null;
+    markWideMath();
+    window.addEventListener("load", markWideMath); // fonts change widths
+    document.addEventListener("toggle", markWideMath, true); // a folded answer opened
+    window.addEventListener("resize", function () {
+      window.clearTimeout(pending);
+      pending = window.setTimeout(markWideMath, 200);
+    });
+  }
+
   /* ---- the reading-tools panel (a <details> in the article header) ---------- */
 
   function closeTools(returnFocus) {
@@ -167,6 +204,7 @@
     document.querySelectorAll(".ffn-term").forEach(setupTerm);
     document.querySelectorAll("form.ffn-quiz").forEach(setupQuiz);
     wireControls();
+    watchWideMath();
   }
 
   if (document.readyState === "loading") {
