@@ -1,0 +1,189 @@
+"""Math as a reader sees it on a phone (390 px) and a laptop (1366 px), in Debian's Chromium.
+
+Display equations sit in the middle of the text column; one wider than the
+column scrolls inside its own box (a named tab stop, so the keyboard can
+scroll it) rather than being cut off; inline formulas likewise. The book's
+math rules (docs/_static/ffnbook.css) move nothing but the equations: the
+page laid out without them has every other element in the same place.
+
+Skipped, with the reason printed, where Chromium or Playwright is missing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sitecheck import soup_of
+
+# The browser tests' Chromium and local server: skipped with them, saying why, where
+# Chromium or Playwright is missing.
+from test_browser import browser, server  # noqa: F401  (pytest fixtures)
+
+pytestmark = pytest.mark.build
+
+WIDTHS = (390, 1366)
+CENTRE_TOLERANCE_PX = 2
+
+def pages_with_display_math(site) -> list[str]:
+    return sorted(p.name for p in site.glob("*.html")
+                  if soup_of(site, p.stem).select("article div.math"))
+
+
+def open_at(browser, url: str, width: int, scheme: str = "light"):
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_load_state("load")
+    # Folded answers open, so the formulas inside them are laid out and checked too.
+    page.evaluate("document.querySelectorAll('article details').forEach(d => { d.open = true; })")
+    page.wait_for_timeout(50)
+    return context, page
+
+
+# Geometry of every formula box: the box, the <math> in it, and the content box of
+# the column the box sits in (its parent, less padding and border).
+MEASURE = """(selector) => [...document.querySelectorAll(selector)]
+  .filter(box => !box.closest('.ffn-tip') && box.querySelector('math'))
+  .map(box => {
+    const col = box.parentElement, cs = getComputedStyle(col), c = col.getBoundingClientRect();
+    const left = c.left + parseFloat(cs.paddingLeft) + parseFloat(cs.borderLeftWidth);
+    const right = c.right - parseFloat(cs.paddingRight) - parseFloat(cs.borderRightWidth);
+    const b = box.getBoundingClientRect(), m = box.querySelector('math').getBoundingClientRect();
+    return {text: box.textContent.replace(/\\s+/g, ' ').trim().slice(0, 50),
+            colLeft: left, colRight: right, boxLeft: b.left, boxRight: b.right,
+            mathLeft: m.left, mathRight: m.right, scrollWidth: box.scrollWidth,
+            clientWidth: box.clientWidth, overflowX: getComputedStyle(box).overflowX,
+            tabindex: box.getAttribute('tabindex'), label: box.getAttribute('aria-label')};
+  })"""
+
+
+def reachability_problems(box: dict) -> list[str]:
+    """What of a formula the reader could neither see nor scroll to, or not reach by keyboard."""
+    problems = []
+    if box["mathLeft"] < box["boxLeft"] - 1:
+        problems.append(f"starts {box['boxLeft'] - box['mathLeft']:.0f} px left of its box")
+    if box["mathRight"] - box["boxLeft"] > box["scrollWidth"] + 1:
+        problems.append("ends beyond what its box scrolls to")
+    if box["boxRight"] > box["colRight"] + 1:
+        problems.append("its box sticks out of the column")
+    if box["scrollWidth"] > box["clientWidth"] + 1:
+        if box["overflowX"] not in ("auto", "scroll"):
+            problems.append(f"wider than its box, which does not scroll (overflow-x: {box['overflowX']})")
+        if box["tabindex"] != "0" or not box["label"]:
+            problems.append("scrolls but is not a named tab stop")
+    return problems
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_display_equations_are_centred_and_never_cut_off(browser, server, site, width):
+    names = pages_with_display_math(site)
+    assert len(names) >= 5, names  # the chapter has display math on most pages
+    wrong, seen = [], 0
+    for name in names:
+        context, page = open_at(browser, server + name, width)
+        boxes = page.evaluate(MEASURE, "article div.math")
+        context.close()
+        seen += len(boxes)
+        for box in boxes:
+            where = f"{name} at {width}px: {box['text']!r}"
+            wrong += [f"{where}: {p}" for p in reachability_problems(box)]
+            if box["mathRight"] - box["mathLeft"] <= box["clientWidth"]:
+                off = (box["mathLeft"] + box["mathRight"]) / 2 - (box["colLeft"] + box["colRight"]) / 2
+                if abs(off) > CENTRE_TOLERANCE_PX:
+                    wrong.append(f"{where}: centre {off:+.0f} px from the column's centre")
+            elif box["mathLeft"] > box["boxLeft"] + 1:
+                wrong.append(f"{where}: wider than the column but does not start at its left edge")
+    assert seen >= 10
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_inline_formulas_are_never_cut_off(browser, server, site, width):
+    wrong = []
+    for path in sorted(site.glob("*.html")):
+        if 'class="math' not in path.read_text(encoding="utf-8"):
+            continue
+        context, page = open_at(browser, server + path.name, width)
+        boxes = page.evaluate(MEASURE, "article span.math")
+        context.close()
+        wrong += [f"{path.name} at {width}px: {box['text']!r}: {p}"
+                  for box in boxes for p in reachability_problems(box)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_wide_equation_scrolls_with_the_keyboard(browser, server, site):
+    context, page = open_at(browser, server + "transformer-block.html", 390)
+    box = page.locator("article div.math").first  # the layer-norm equations, side by side
+    assert box.get_attribute("tabindex") == "0", "no longer wider than a phone's column?"
+    assert box.get_attribute("role") == "group" and "Equation" in box.get_attribute("aria-label")
+    # Reach it with Tab from the element before it, as a keyboard user does.
+    box.evaluate("b => { const s = document.createElement('button'); s.id = 'ffn-test-start';"
+                 " b.before(s); s.focus(); }")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.matches('div.math')")
+    for _ in range(40):  # each press scrolls a step (smoothly: wait for it to settle)
+        page.keyboard.press("ArrowRight")
+    page.wait_for_function("b => b.scrollLeft + b.clientWidth >= b.scrollWidth - 1",
+                           arg=box.element_handle(), timeout=5000)
+    # Wider again, the same equation fits: it leaves the tab order.
+    page.set_viewport_size({"width": 1366, "height": 900})
+    page.wait_for_function("b => !b.hasAttribute('tabindex') && !b.hasAttribute('aria-label')",
+                           arg=box.element_handle(), timeout=5000)
+    context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_numbered_equation_keeps_its_number_at_the_right(browser, server, scheme):
+    """No page numbers an equation yet; give two the number markup bookext/mathml.py writes."""
+    for width in WIDTHS:
+        context, page = open_at(browser, server + "transformer-block.html", width, scheme)
+        found = page.evaluate("""() => [...document.querySelectorAll('article div.math')].slice(0, 2)
+          .map((box, i) => {
+            box.insertAdjacentHTML('afterbegin', `<span class="eqno">(${i + 1})<a class="headerlink"`
+              + ` href="#equation-${i}" title="Link to this equation">#</a></span>`);
+            box.scrollLeft = box.scrollWidth;  // scrolled to its end, the number still shows
+            const b = box.getBoundingClientRect(), n = box.querySelector('.eqno');
+            const r = n.getBoundingClientRect(), m = box.querySelector('math').getBoundingClientRect();
+            return {fits: box.scrollWidth <= box.clientWidth,
+                    mathOff: (m.left + m.right) / 2 - (b.left + b.right) / 2,
+                    numberRight: b.right - r.right, numberTop: r.top - b.top,
+                    numberBottom: b.bottom - r.bottom,
+                    background: getComputedStyle(n).backgroundColor,
+                    page: getComputedStyle(document.body).backgroundColor};
+          })""")
+        context.close()
+        for eq in found:
+            assert abs(eq["numberRight"]) <= 1, (width, eq)  # flush with the column's right edge
+            assert eq["numberTop"] <= 1 and eq["numberBottom"] <= 1, (width, eq)  # covers the box
+            assert eq["background"] == eq["page"], (width, eq)  # hides what scrolls beneath it
+            if eq["fits"]:
+                assert abs(eq["mathOff"]) <= CENTRE_TOLERANCE_PX, (width, eq)
+
+
+# The book's math rules removed from the page (what the theme alone does): only
+# the formulas may move, never the text, code, figures or headings around them.
+DROP_BOOK_MATH_RULES = """() => {
+  const sheet = [...document.styleSheets].find(s => (s.href || '').includes('ffnbook.css'));
+  const rules = [...sheet.cssRules];
+  for (let i = rules.length - 1; i >= 0; i--) {
+    if (/\\.math\\b|\\.eqno\\b/.test(rules[i].selectorText || '')) sheet.deleteRule(i);
+  }
+  return rules.length - sheet.cssRules.length;
+}"""
+LAYOUT = """() => [...document.querySelectorAll('article *')]
+  .filter(e => !e.closest('.math') && e.matches('p, li, pre, figure, h1, h2, h3, table, img, dt, dd'))
+  .map(e => { const r = e.getBoundingClientRect();
+              return [e.tagName, Math.round(r.left), Math.round(r.top + scrollY), Math.round(r.width)]; })"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_math_rules_move_nothing_else(browser, server, site, width):
+    moved = []
+    for name in pages_with_display_math(site):
+        context, page = open_at(browser, server + name, width)
+        with_rules = page.evaluate(LAYOUT)
+        dropped = page.evaluate(DROP_BOOK_MATH_RULES)
+        without = page.evaluate(LAYOUT)
+        context.close()
+        assert dropped >= 2, f"{name}: the book's math rules are missing from ffnbook.css"
+        moved += [f"{name} at {width}px: {a} -> {b}" for a, b in zip(with_rules, without) if a != b]
+    assert not moved, "\n".join(moved[:20])
