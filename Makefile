@@ -19,7 +19,8 @@ BUILDDIR   ?= _build
 # -W --keep-going: any warning fails the build, after reporting all of them.
 # -n: nitpicky, so a reference to something that does not exist is a warning.
 # -T: a failing cell prints its traceback (cell source and error), not just the page path.
-SPHINXBUILD = $(PY) -m sphinx -b html -c . -d $(BUILDDIR)/doctrees -W --keep-going -n -T -j auto $(SPHINXOPTS)
+SPHINXFLAGS = -c . -W --keep-going -n -T -j auto $(SPHINXOPTS)
+SPHINXBUILD = $(PY) -m sphinx -b html -d $(BUILDDIR)/doctrees $(SPHINXFLAGS)
 
 # npm tools (Lighthouse, axe-core) for `make audit` and the browser tests. No npm
 # package may download a browser: Debian's Chromium is used through CHROME_PATH.
@@ -31,7 +32,7 @@ export PUPPETEER_SKIP_DOWNLOAD=1
 export PUPPETEER_SKIP_CHROMIUM_DOWNLOAD=1
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 
-.PHONY: html check test bench clean freeze help audit
+.PHONY: html check test bench clean freeze help audit live pdf
 .DEFAULT_GOAL := help
 
 help:
@@ -39,6 +40,8 @@ help:
 	@echo "make check  the fast tests: unit, doctests, the extension on tiny projects (about a minute)"
 	@echo "make test   run every test (sets up .venv on first use)"
 	@echo "make audit  build, serve _build/html gzip-compressed, run Lighthouse (mobile) and axe-core"
+	@echo "make live   preview on http://127.0.0.1:$(LIVE_PORT)/, rebuilt on every save"
+	@echo "make pdf    the whole chapter as one PDF: $(PDF)"
 	@echo "make bench  time clean, no-op and one-page-edit builds against myst-nb defaults"
 	@echo "make clean  remove _build and the execution cache (next html re-executes every page)"
 
@@ -79,6 +82,26 @@ $(NODE_STAMP): package.json package-lock.json
 # localhost; prints scores and transfer sizes, fails when a target is missed.
 audit: html $(NODE_STAMP)
 	CHROME_PATH=$(CHROME_PATH) $(PY) tools/audit.py $(BUILDDIR)/html
+
+# Live preview for authors: the same build as `make html` (same folder, settings and
+# execution cache, so only what the cache rules require executes), redone on every
+# save in docs/ or ffnbook/, served on localhost; the open page reloads itself.
+LIVE_PORT ?= 8000
+live: $(SETUP)
+	$(PY) -m sphinx_autobuild --host 127.0.0.1 --port $(LIVE_PORT) --watch ffnbook \
+	  --ignore '*/jupyter_execute/*' --ignore '*/.ipynb_checkpoints/*' --ignore '*~' \
+	  --ignore '*.swp' --ignore '*/__pycache__/*' \
+	  -d $(BUILDDIR)/doctrees $(SPHINXFLAGS) $(SOURCEDIR) $(BUILDDIR)/html
+
+# The whole chapter as one PDF, from the same executed pages: a one-page build
+# (singlehtml, its own doctrees, the same execution cache) printed by Debian's
+# Chromium (tools/print_pdf.py). `make pdf html` also links it from the landing page.
+PDF ?= $(BUILDDIR)/pdf/ffnbook.pdf
+pdf: $(SETUP)
+	$(PY) -m sphinx -b singlehtml -d $(BUILDDIR)/doctrees-pdf $(SPHINXFLAGS) \
+	  $(SOURCEDIR) $(BUILDDIR)/singlehtml \
+	  || { rm -f $(BUILDDIR)/doctrees-pdf/environment.pickle; exit 1; }
+	CHROME_PATH=$(CHROME_PATH) $(PY) tools/print_pdf.py $(BUILDDIR)/singlehtml $(PDF)
 
 # Build-speed benchmark (issue 5): medians of clean, default-settings, one-process,
 # no-op and one-page-edit builds. Takes several minutes.

@@ -13,6 +13,7 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.figurealt` -- alt text of glued figures from the figure functions themselves.
 * :mod:`bookext.citations` -- author–year citations that never print the same text twice.
 * :mod:`bookext.postprocess` -- the few edits of the finished HTML no hook can make, each checked.
+* :mod:`bookext.publishing` -- link previews, same-host policy, the PDF link, 404 in-page links.
 
 The theme's templates the book overrides are in ``docs/_templates/``.
 """
@@ -31,6 +32,7 @@ PARTS = (
     "bookext.downloads",
     "bookext.citations",
     "bookext.postprocess",
+    "bookext.publishing",
 )
 
 

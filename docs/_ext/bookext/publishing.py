@@ -1,0 +1,155 @@
+"""What a published copy of the book adds to its pages.
+
+* **Link previews.** Every page gets Open Graph and Twitter-card metadata: its
+  title, its meta description (written by :mod:`bookext.staticsite`), its
+  address and the book's card image (``docs/_static/ffnbook-card.png``, drawn
+  by ``tools/make_card.py``), all on the site's own address (``ffnbook_site_url``).
+  Metadata only: a reader's browser fetches nothing for it.
+* **Nothing from another host, wherever the site is served.** Every page
+  carries a content security policy that lets it load scripts, styles, images,
+  fonts and data only from its own host. A host that injects a script of its
+  own (Read the Docs' Addons) cannot make a page fetch from anywhere else.
+* **The chapter as one PDF.** The role ``{chapter-pdf}`Download the chapter as one PDF```
+  links the PDF that ``make pdf`` printed (``<build>/pdf/ffnbook.pdf``) as a
+  download with its size, in HTML builds made after it; where there is no PDF
+  the role and its paragraph vanish, so no build links a missing file. The page
+  is read again when the PDF appears or changes.
+* **"Suggest edit" and "Open issue"** in the header's repository menu come from the
+  theme's options (``conf.py``: one ``REPOSITORY_URL``); the edit button's icon is
+  renamed here to its Font Awesome 6 name, so staticsite can inline it.
+* **The 404 page's in-page links.** The 404 page has a ``<base>`` (so that its
+  links work at any missing address), under which ``#main-content`` would mean
+  the home page. A small script points such links at the address being shown.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from pathlib import Path
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.application import Sphinx
+
+CARD = "ffnbook-card.png"  # in docs/_static
+CARD_SIZE = (1200, 630)
+CARD_ALT = "The Transformer Feed-Forward Network: expand, activate, compress."
+PDF_NAME = "ffnbook.pdf"
+
+# Scripts may be inline (the theme's and Sphinx's are); everything else comes from the
+# page's own host. 'self' also covers the live preview's reload socket on localhost.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; "
+    "base-uri 'self'; form-action 'self'"
+)
+
+# Under 404.html's <base>, "#main-content" resolves to the site's home page; point
+# every in-page link at the address actually shown instead.
+IN_PAGE_LINKS_SCRIPT = (
+    "<script>document.addEventListener('DOMContentLoaded',function(){"
+    "document.querySelectorAll('a[href^=\"#\"]').forEach(function(a){"
+    "a.setAttribute('href',location.pathname+location.search+a.getAttribute('href'));});});"
+    "</script>"
+)
+
+
+def _site_url(app: Sphinx) -> str:
+    url = app.config.ffnbook_site_url
+    return url if url.endswith("/") else url + "/"
+
+
+def _meta(prop: str, value: str, attr: str = "property") -> str:
+    return f'<meta {attr}="{prop}" content="{html.escape(value)}" />'
+
+
+# Icons the book theme names by their Font Awesome 5 alias, which the theme's Font
+# Awesome 6 (whose icons staticsite inlines) knows by a new name.
+RENAMED_ICONS = {"fas fa-pencil-alt": "fas fa-pencil"}
+
+
+def _rename_icons(buttons: list) -> None:
+    for button in buttons:
+        if button.get("icon") in RENAMED_ICONS:
+            button["icon"] = RENAMED_ICONS[button["icon"]]
+        _rename_icons(button.get("buttons", []))
+
+
+def add_page_metadata(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    _rename_icons(context.get("header_buttons", []))
+    metatags = context.get("metatags", "")
+    tags = [_meta("Content-Security-Policy", CONTENT_SECURITY_POLICY, "http-equiv")]
+    if pagename == "404":
+        context["metatags"] = metatags + "\n" + "\n".join(tags) + "\n" + IN_PAGE_LINKS_SCRIPT
+        return
+    site = _site_url(app)
+    title = html.unescape(re.sub(r"<[^>]+>", "", context.get("title") or app.config.project))
+    described = re.search(r'<meta name="description" content="([^"]*)"', metatags)
+    tags += [
+        _meta("og:type", "website" if pagename == app.config.root_doc else "article"),
+        _meta("og:site_name", app.config.project),
+        _meta("og:title", title),
+        _meta("og:url", site + app.builder.get_target_uri(pagename)),
+        _meta("og:image", f"{site}_static/{CARD}"),
+        _meta("og:image:width", str(CARD_SIZE[0])),
+        _meta("og:image:height", str(CARD_SIZE[1])),
+        _meta("og:image:alt", CARD_ALT),
+        _meta("twitter:card", "summary_large_image", "name"),
+    ]
+    if described:
+        tags.append(_meta("og:description", html.unescape(described.group(1))))
+    context["metatags"] = metatags + "\n" + "\n".join(tags)
+
+
+# --- the chapter as one PDF ---------------------------------------------------------------
+
+
+class pdf_link_slot(nodes.Inline, nodes.Element):
+    """Where the PDF link goes; removed (with an emptied paragraph) when there is none."""
+
+
+def pdf_path(app: Sphinx) -> Path:
+    """Where `make pdf` writes the PDF: ``<build>/pdf/``, beside the HTML output folder."""
+    return Path(app.outdir).parent / "pdf" / PDF_NAME
+
+
+def chapter_pdf_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    env = inliner.document.settings.env
+    app = env.app
+    pdf = pdf_path(app)
+    # A dependency on the PDF: its page is read again once the PDF appears or changes
+    # (Sphinx re-reads a page whose dependency is missing, so until then on every build).
+    env.note_dependency(str(pdf))
+    slot = pdf_link_slot()
+    # Only the site links it: the one-page build that the PDF is printed from does not.
+    if app.builder.name == "html" and pdf.is_file():
+        # A leading "/" makes the target relative to the source folder, from any page.
+        target = "/" + Path(os.path.relpath(pdf, env.srcdir)).as_posix()
+        link = addnodes.download_reference(rawtext, "", reftarget=target, refdoc=env.docname,
+                                           refdomain="", reftype="download", refexplicit=True)
+        link += nodes.Text(text)
+        slot += link
+        slot += nodes.Text(f" (PDF, {pdf.stat().st_size / 2**20:.1f} MB)")
+    return [slot], []
+
+
+def resolve_pdf_slots(app: Sphinx, doctree: nodes.document) -> None:
+    for slot in list(doctree.findall(pdf_link_slot)):
+        parent = slot.parent
+        if slot.children:
+            slot.replace_self(slot.children)
+        else:
+            parent.remove(slot)
+        if isinstance(parent, nodes.paragraph) and not parent.astext().strip():
+            parent.parent.remove(parent)
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_node(pdf_link_slot)
+    app.add_role("chapter-pdf", chapter_pdf_role)
+    app.connect("doctree-read", resolve_pdf_slots)
+    # After staticsite's handler (priority 500), whose meta description is reused.
+    app.connect("html-page-context", add_page_metadata, priority=600)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
