@@ -79,8 +79,9 @@ html_title = "The Transformer Feed-Forward Network"
 SITE_URL = (os.environ.get("FFNBOOK_SITE_URL") or os.environ.get("READTHEDOCS_CANONICAL_URL")
             or "https://ffnbook.github.io/ffnbook/")
 ffnbook_site_url = SITE_URL
-# The one setting the launch buttons (Binder, Colab) and repository links derive from.
-REPOSITORY_URL = "https://github.com/ffnbook/ffnbook"
+# The one setting the launch buttons (Binder, Colab), the repository, "edit this page"
+# and "open an issue" links derive from (GitHub Pages builds pass their own repository).
+REPOSITORY_URL = os.environ.get("FFNBOOK_REPOSITORY_URL") or "https://github.com/ffnbook/ffnbook"
 html_theme_options = {
     "show_toc_level": 2,
     # The reading tools (docs/_templates/reading-tools.html) before the theme's buttons.
@@ -89,6 +90,9 @@ html_theme_options = {
     "repository_url": REPOSITORY_URL,
     "repository_branch": "main",
     "path_to_docs": "docs",
+    "use_repository_button": True,
+    "use_edit_page_button": True,
+    "use_issues_button": True,
     "launch_buttons": {
         "binderhub_url": "https://mybinder.org",
         "colab_url": "https://colab.research.google.com",
