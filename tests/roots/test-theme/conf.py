@@ -11,7 +11,7 @@ book = runpy.run_path(str(ROOT / "conf.py"))
 
 project = "Tiny book"
 extensions = ["myst_nb", "bookext.readertools", "bookext.staticsite", "bookext.downloads",
-              "bookext.postprocess"]
+              "bookext.postprocess", "bookext.publishing"]
 nb_execution_mode = "off"
 html_theme = book["html_theme"]
 html_theme_options = book["html_theme_options"]
