@@ -261,3 +261,11 @@ def glued_in(site: Path, name: str, section_id: str) -> list[str]:
     section = soup_of(site, name).find("section", id=section_id)
     assert section is not None, f"no section {section_id!r} on {name}.html"
     return [span.get_text() for span in section.find_all("span", class_="pasted-text")]
+
+
+def chapter_order() -> list[str]:
+    """The chapter's pages in reading order: the numbered toctree of docs/index.md."""
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    block = re.search(r"```\{toctree\}\n(?:[^\n]*\n)*?:caption: The chapter\n(.*?)```", index, re.S)
+    assert block is not None, "docs/index.md has no toctree captioned 'The chapter'"
+    return [ln.strip() for ln in block.group(1).splitlines() if ln.strip() and not ln.strip().startswith(":")]

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
-from sitecheck import DOCS, figures, glued, soup_of
+from sitecheck import figures, glued, soup_of
 
 import ffnbook
 from ffnbook import normalisation, positional
@@ -134,14 +132,6 @@ def test_shift_experiment_numbers_and_alt_text(site):
     learned = shifts["learned"].feature
     assert f"between {min(learned):.2f} and {max(learned):.2f}" in alt
     assert [img["alt"] for img in figures(site, PAGE)] == [alt]
-
-
-def test_next_section_link_follows_the_table_of_contents(site):
-    index = (DOCS / "index.md").read_text()
-    chapter = re.search(r":caption: The chapter\n:numbered:\n\n(.*?)```", index, re.S).group(1).split()
-    following = chapter[chapter.index(PAGE) + 1]
-    last = soup_of(site, PAGE).find("article").find_all("p")[-1]
-    assert [a["href"].split("#")[0] for a in last.find_all("a")] == [f"{following}.html"]
 
 
 def test_first_self_check_has_its_right_answer_first(site):
