@@ -31,9 +31,15 @@ extensions = [
 ]
 
 # --- Execution (myst-nb) -----------------------------------------------------
-# Execute a page only when its code, ffnbook or the requirements changed; the
-# cache key rules live in docs/_ext/bookext/execution.py.
+# Execute a page only when its code or a file it used (an ffnbook module, a data
+# file) or the requirements changed; the rules live in docs/_ext/bookext/execution.py.
 nb_execution_mode = "cache"
+# Pages that must execute run this many at a time (0: as many as -j).
+ffnbook_execution_jobs = 0
+# Each page's kernel is forked from a process that has already imported these
+# (never project code); an empty list starts every kernel from scratch.
+ffnbook_kernel_preload = ["numpy", "scipy.special", "matplotlib.figure", "matplotlib.backends.backend_agg",
+                          "matplotlib.backends.backend_svg", "torch", "myst_nb"]
 # A page that has not finished in this many seconds is a bug, not a slow page.
 nb_execution_timeout = 300
 # Any cell error aborts the build (cells meant to fail are tagged raises-exception).

@@ -1,53 +1,80 @@
-"""The execution cache is fast and never stale (docs/_ext/bookext/execution.py).
+"""A page executes again exactly when something it used changed (docs/_ext/bookext/execution.py).
 
-Each test builds a small book of its own with the real Makefile and conf.py,
-in a temporary copy of the project, so it can edit ffnbook there freely. The
-copy's ffnbook is put first on PYTHONPATH, so the Sphinx process and every
-kernel import the copy.
+The build tests make a small book of their own with the real Makefile and conf.py, in
+a temporary copy of the project, so they can edit ffnbook there freely without
+depending on the book's pages. The copy's ffnbook is put first on PYTHONPATH, so the
+Sphinx process and every kernel import the copy. Two leaf modules and a data file
+are added to the copy's ffnbook; each page imports one leaf module, some pages read
+the data file, and every page shows what it found.
 """
 
 from __future__ import annotations
 
-import math
+import hashlib
+import json
 import os
+import random
 import re
 import shutil
 import subprocess
 import sys
+import textwrap
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
+import nbformat
 import pytest
 from sitecheck import NOTEBOOK_HEADER, ROOT, glued_after
 
-pytestmark = pytest.mark.build
+from bookext import kernel_template
+from bookext.execution import MODIFIED_DURING_RUN, Build, RecordStore
+from bookext.kernels import Outcome, Run, execute_notebooks
 
-N_PAGES = 6  # Sphinx reads in parallel only when more than five pages are outdated
+# Which leaf module each page imports, and which pages read the data file.
+LEAF_OF = {"page0": "leaf_a", "page1": "leaf_a", "page2": "leaf_a",
+           "page3": "leaf_b", "page4": "leaf_b", "page5": "leaf_b"}  # six: Sphinx reads in parallel
+READERS = {"page0", "page3"}
+TABLE = "ffnbook/data/leaf_table.csv"
 
-PAGE = NOTEBOOK_HEADER.replace("{", "{{").replace("}", "}}") + """# Page {n}
+PAGE = NOTEBOOK_HEADER + """# {name}
 
 ```{{code-cell}} ipython3
 :tags: [remove-cell]
-import numpy as np
 from myst_nb import glue
+from ffnbook import {leaf}
 
-from ffnbook.activations import gelu_tanh
-
-glue("value_{n}", float(gelu_tanh(np.array([1.0]))[0]), display=False)
+glue("leaf_{name}", {leaf}.VALUE, display=False)
 ```
 
-The tanh-approximated GELU of one is {{glue:text}}`value_{n}:.6f`.
+The leaf value is {{glue:text}}`leaf_{name}`.
+"""
+
+READER = """
+```{{code-cell}} ipython3
+:tags: [remove-cell]
+from importlib import resources
+
+rows = (resources.files("ffnbook") / "data" / "leaf_table.csv").read_text().split()
+glue("rows_{name}", len(rows), display=False)
+```
+
+The table has {{glue:text}}`rows_{name}` rows.
 """
 
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    """A copy of the project with a six-page book in docs/."""
+    """A copy of the project with a six-page book in docs/ and two leaf modules in ffnbook/."""
     copy = tmp_path / "project"
     copy.mkdir()
     for name in ("conf.py", "Makefile", "requirements.txt", "pyproject.toml"):
         shutil.copy2(ROOT / name, copy / name)
-    shutil.copytree(ROOT / "ffnbook", copy / "ffnbook",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "ffnbook", copy / "ffnbook", ignore=shutil.ignore_patterns("__pycache__"))
+    for leaf in ("leaf_a", "leaf_b"):
+        (copy / "ffnbook" / f"{leaf}.py").write_text(f'"""A leaf module for the cache tests."""\n\nVALUE = 1\n')
+    (copy / TABLE).write_text("a\nb\nc\n")
     docs = copy / "docs"
     docs.mkdir()
     # The book's build machinery, beside the pages as in the real tree.
@@ -55,10 +82,10 @@ def project(tmp_path) -> Path:
         shutil.copytree(ROOT / "docs" / name, docs / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("references.bib", "glossary.yml"):
         shutil.copy2(ROOT / "docs" / name, docs / name)
-    names = [f"page{n}" for n in range(N_PAGES)]
-    (docs / "index.md").write_text("# Index\n\n```{toctree}\n" + "\n".join(names) + "\n```\n")
-    for n in range(N_PAGES):
-        (docs / f"page{n}.md").write_text(PAGE.format(n=n))
+    (docs / "index.md").write_text("# Index\n\n```{toctree}\n" + "\n".join(LEAF_OF) + "\n```\n")
+    for name, leaf in LEAF_OF.items():
+        text = PAGE.format(name=name, leaf=leaf) + (READER.format(name=name) if name in READERS else "")
+        (docs / f"{name}.md").write_text(text)
     return copy
 
 
@@ -72,76 +99,89 @@ def build(project: Path, build_dir: str = "_build") -> tuple[int, str]:
     return result.returncode, result.stdout + result.stderr
 
 
-def executed(output: str) -> int:
-    return len(re.findall(r"Executing notebook using", output))
-
-
-def test_noop_rebuild_executes_nothing_and_code_edit_executes_one(project):
+def built(project: Path) -> str:
     rc, out = build(project)
     assert rc == 0, out[-4000:]
-    assert executed(out) == N_PAGES
+    return out
 
-    rc, out = build(project)
-    assert rc == 0, out[-4000:]
-    assert executed(out) == 0, out[-4000:]
+
+def executed(output: str) -> dict[str, str]:
+    """The pages this build executed, each with the reason the build gave."""
+    return dict(re.findall(r"^ffnbook: executing (\S+) \((.*)\)$", output, flags=re.M))
+
+
+def shown(project: Path, name: str, phrase: str = "The leaf value is") -> str:
+    return glued_after(project / "_build" / "html", name, phrase)
+
+
+def test_a_rebuild_with_nothing_changed_executes_nothing_and_a_code_edit_executes_that_page(project):
+    out = built(project)
+    assert set(executed(out)) == set(LEAF_OF)
+    assert not (project / "_build" / ".jupyter_cache").exists()  # jupyter-cache is not used
+
+    out = built(project)
+    assert executed(out) == {}, out[-4000:]
 
     page = project / "docs" / "page2.md"
     page.write_text(page.read_text().replace("from myst_nb import glue", "from myst_nb import glue  # edited"))
-    rc, out = build(project)
-    assert rc == 0, out[-4000:]
-    assert executed(out) == 1, out[-4000:]
-    assert "page2.md: Executing notebook" in out
+    out = built(project)
+    assert executed(out) == {"page2": "its code changed"}, out[-4000:]
+
+    # Prose is not code: the page is re-rendered, not executed.
+    page.write_text(page.read_text().replace("The leaf value is", "The value of the leaf module is"))
+    out = built(project)
+    assert executed(out) == {}, out[-4000:]
+    assert shown(project, "page2", "The value of the leaf module is") == "1"
 
 
-def test_editing_ffnbook_re_executes_and_shows_the_new_value(project):
-    rc, out = build(project)
-    assert rc == 0, out[-4000:]
-    site = project / "_build" / "html"
-    shown = glued_after(site, "page0", "GELU of one is")
-    old = 0.5 * (1 + math.tanh(math.sqrt(2 / math.pi) * (1 + 0.044715)))
-    assert shown == f"{old:.6f}"
+def test_editing_a_leaf_module_or_a_data_file_executes_exactly_the_pages_that_used_it(project):
+    built(project)
+    assert {name: shown(project, name) for name in LEAF_OF} == dict.fromkeys(LEAF_OF, "1")
 
-    # Change the cubic coefficient of the approximation, as a careless edit might.
-    source = project / "ffnbook" / "activations.py"
-    text = source.read_text()
-    assert "_GELU_TANH_CUBIC = 0.044715" in text
-    source.write_text(text.replace("_GELU_TANH_CUBIC = 0.044715", "_GELU_TANH_CUBIC = 0.05"))
+    leaf = project / "ffnbook" / "leaf_a.py"
+    leaf.write_text(leaf.read_text().replace("VALUE = 1", "VALUE = 2"))
+    out = built(project)
+    importers = {name for name, module in LEAF_OF.items() if module == "leaf_a"}
+    assert executed(out) == dict.fromkeys(importers, "ffnbook/leaf_a.py changed"), out[-4000:]
+    # The executed pages show the new value; the others were right to keep the old one.
+    assert {name: shown(project, name) for name in LEAF_OF} == {
+        name: "2" if name in importers else "1" for name in LEAF_OF}
 
-    rc, out = build(project)
-    assert rc == 0, out[-4000:]
-    assert executed(out) == N_PAGES, out[-4000:]
-    new = 0.5 * (1 + math.tanh(math.sqrt(2 / math.pi) * (1 + 0.05)))
-    for n in range(N_PAGES):
-        assert glued_after(site, f"page{n}", "GELU of one is") == f"{new:.6f}"
+    table = project / TABLE
+    table.write_text("a\nb\nc\nd\n")
+    out = built(project)
+    assert executed(out) == dict.fromkeys(READERS, f"{TABLE} changed"), out[-4000:]
+    assert {name: shown(project, name, "The table has") for name in READERS} == dict.fromkeys(READERS, "4")
 
-
-def test_editing_the_extensions_re_renders_every_page_without_executing(project):
-    rc, out = build(project)
-    assert rc == 0, out[-4000:]
-    css = project / "docs" / "_static" / "ffnbook.css"
-    css.write_text(css.read_text() + "\n/* edited */\n")
-    rc, out = build(project)
-    assert rc == 0, out[-4000:]
-    assert "re-reading every page" in out
-    assert executed(out) == 0
-
-
-def test_changing_requirements_re_executes_everything(project):
-    rc, out = build(project)
-    assert rc == 0, out[-4000:]
     requirements = project / "requirements.txt"
     requirements.write_text(requirements.read_text() + "\n# a comment is still a change\n")
-    rc, out = build(project)
-    assert rc == 0, out[-4000:]
-    assert executed(out) == N_PAGES
+    out = built(project)
+    assert executed(out) == dict.fromkeys(LEAF_OF, "requirements.txt changed"), out[-4000:]
 
 
-def test_cold_parallel_builds_do_not_race_on_the_cache_database(project):
-    for attempt in range(3):
-        rc, out = build(project, build_dir=f"_build_cold{attempt}")
-        assert rc == 0, out[-4000:]
-        assert "already exists" not in out
-        assert executed(out) == N_PAGES
+def test_a_missing_or_unreadable_record_executes_its_page(project):
+    built(project)
+    records = project / "_build" / ".execution"
+    (records / "page1.json").unlink()
+    (records / "page4.json").write_text('{"format": 1, "docname": "page4", "cells": [')  # cut short
+    out = built(project)
+    assert executed(out) == {"page1": "no usable record", "page4": "no usable record"}, out[-4000:]
+    assert shown(project, "page4") == "1"
+
+
+def test_editing_how_pages_look_re_renders_every_page_and_executes_none(project):
+    built(project)
+    css = project / "docs" / "_static" / "ffnbook.css"
+    css.write_text(css.read_text() + "\n/* edited */\n")
+    out = built(project)
+    assert "re-reading every page" in out
+    assert executed(out) == {}
+
+    glossary = project / "docs" / "glossary.yml"
+    glossary.write_text(glossary.read_text() + "\n# edited\n")
+    out = built(project)
+    assert "re-reading every page" in out
+    assert executed(out) == {}
 
 
 def test_warnings_are_reported_again_after_a_failed_build(project):
@@ -152,4 +192,115 @@ def test_warnings_are_reported_again_after_a_failed_build(project):
     # Nothing changed, but the warning must not be forgotten.
     rc, out = build(project)
     assert rc != 0 and "unknown document: 'missing-page'" in out
-    assert executed(out) == 0  # pages are re-read, not re-executed
+    assert executed(out) == {}  # pages are re-read, not re-executed
+
+
+# --- the record store under parallel writers ---------------------------------------------------
+
+def _hammer(folder: str, seed: int, rounds: int) -> tuple[int, int]:
+    """Write, read and remove records of four pages at random; check every record read back."""
+    store, rng = RecordStore(Path(folder)), random.Random(seed)
+    reads = writes = 0
+    for _ in range(rounds):
+        docname = f"page{rng.randrange(4)}"
+        action = rng.random()
+        if action < 0.45:
+            payload = "x" * rng.randrange(1, 300_000)  # large enough that a write takes a while
+            store.write(docname, {"docname": docname, "payload": payload,
+                                  "sha": hashlib.sha256(payload.encode()).hexdigest()})
+            writes += 1
+        elif action < 0.95:
+            record = store.read(docname)
+            if record is not None:
+                assert hashlib.sha256(record["payload"].encode()).hexdigest() == record["sha"]
+                reads += 1
+        else:
+            store.remove(docname)
+    return reads, writes
+
+
+def test_many_processes_writing_and_reading_records_at_once_never_fail(tmp_path):
+    processes, rounds = 8, 250
+    with ProcessPoolExecutor(processes, mp_context=get_context("fork")) as pool:
+        results = list(pool.map(_hammer, [str(tmp_path)] * processes, range(processes), [rounds] * processes))
+    reads = sum(r for r, _ in results)
+    writes = sum(w for _, w in results)
+    # The race was real only if records were read while others were being written.
+    assert reads > processes * rounds // 10 and writes > processes * rounds // 10
+    assert not list(tmp_path.glob(".writing-*")), "a temporary file was left behind"
+    for path in tmp_path.glob("*.json"):
+        json.loads(path.read_text())
+
+
+# --- what a kernel records, and forked kernels are fresh ones -------------------------------
+
+def test_the_probe_records_files_read_written_and_listed_not_the_import_system(tmp_path):
+    (tmp_path / "mod_used.py").write_text("VALUE = 1\n")
+    (tmp_path / "data.txt").write_text("x")
+    (tmp_path / "sub").mkdir()
+    script = textwrap.dedent(f"""
+        import json, os, sys
+        sys.path.insert(0, {str(Path(kernel_template.__file__).parent)!r})
+        sys.path.insert(0, {str(tmp_path)!r})
+        import kernel_template
+        probe = kernel_template.install_probe()
+        import mod_used
+        open({str(tmp_path / "data.txt")!r}).read()
+        open({str(tmp_path / "out.txt")!r}, "w").write("y")
+        os.listdir({str(tmp_path / "sub")!r})
+        try:
+            open({str(tmp_path / "absent.txt")!r})
+        except FileNotFoundError:
+            pass
+        print(probe.report([{str(tmp_path)!r}], []))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    real = os.path.realpath(tmp_path)
+    assert report["modules"] == [f"{real}/mod_used.py"]
+    # An attempt to open a file that does not exist counts: creating it may change the page.
+    assert report["read"] == [f"{real}/absent.txt", f"{real}/data.txt"]
+    assert report["written"] == [f"{real}/out.txt"]
+    assert report["listed"] == [f"{real}/sub"]  # not tmp_path itself, an import location
+
+
+def _process_facts_notebook() -> nbformat.NotebookNode:
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in (
+        "import os, sys\nprint(sorted(k for k in dir() if not k.startswith('_')))",
+        "print(os.getcwd(), sys.argv[0].endswith('ipykernel_launcher.py'), sys.path)",
+        "print(os.environ.get('MPLBACKEND'), os.getppid() != 1, __name__)",
+        "import matplotlib\nprint(matplotlib.get_backend(), matplotlib.rcParams['figure.dpi'])",
+        "import numpy as np\nprint(np.arange(6).reshape(2, 3) @ np.ones(3))",
+        "shared = 'a name defined by this page'",
+    )]
+    return notebook
+
+
+def test_a_forked_kernel_is_indistinguishable_from_a_fresh_one(tmp_path):
+    def run(preload):
+        runs = [Run(f"nb{i}", _process_facts_notebook(), str(tmp_path), 120, False) for i in range(2)]
+        return execute_notebooks(runs, jobs=2, roots=[str(tmp_path)], excluded=[], preload=preload)
+
+    fresh, forked = run(None), run(["numpy", "matplotlib.figure"])
+    assert not any(o.forked for o in fresh.values()) and all(o.forked for o in forked.values())
+    for key in fresh:
+        assert fresh[key].error is None and forked[key].error is None, forked[key].traceback
+        outputs = [[c.outputs, c.execution_count] for c in fresh[key].notebook.cells]
+        assert outputs == [[c.outputs, c.execution_count] for c in forked[key].notebook.cells]
+    # Each page starts with an empty namespace although another page defined a name before.
+    assert "shared" not in forked["nb1"].notebook.cells[0].outputs[0]["text"]
+
+
+def test_a_file_modified_while_its_page_ran_is_never_taken_as_unchanged(tmp_path):
+    used = tmp_path / "used.py"
+    used.write_text("VALUE = 1\n")
+    build = Build(RecordStore(tmp_path / "records"), tmp_path, [str(tmp_path)], [], tmp_path / "requirements.txt")
+    notebook = nbformat.v4.new_notebook()
+    report = {"modules": [str(used)], "read": [], "written": [], "listed": []}
+    before = Outcome(notebook, started=time.time() - 60, seconds=1.0, used=report)
+    after = Outcome(notebook, started=time.time() + 60, seconds=1.0, used=report)
+    assert build.record("p", "code", before)["files"][str(used)] == MODIFIED_DURING_RUN
+    assert build.record("p", "code", after)["files"][str(used)] == hashlib.sha256(used.read_bytes()).hexdigest()

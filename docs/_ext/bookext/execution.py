@@ -1,56 +1,89 @@
-"""Never-stale, incremental notebook execution for the book.
+"""Never-stale, incremental notebook execution: the one place where the book's execution rules live.
 
-myst-nb's cache (``nb_execution_mode = "cache"``) keys each page on its code
-cells only. It cannot see that a page's numbers also depend on the ffnbook
-package and on the installed versions, and Sphinx itself only re-reads pages
-whose source changed. This extension closes both gaps, and it is the one
-place where the caching rules live:
+When a page executes again
+--------------------------
+A notebook page is executed again by the next build if, and only if, one of these
+changed since it last executed successfully:
 
-* **Dependency hash.** A SHA-256 over every file of the ``ffnbook`` package
-  (code and data) and ``requirements.txt``.
-  The execution cache lives in ``<build>/.jupyter_cache/<hash>``, so a change
-  to any of them starts an empty cache: every page executes again. Caches of
-  other hashes are deleted.
-* **Re-reading.** A second hash also covers the book's build machinery beside
-  the pages (``docs/_ext``, ``docs/_static``, ``docs/_templates``,
-  ``docs/glossary.yml``): how pages are rendered, not what they compute. Both are stored in Sphinx's
-  environment; when either differs, every page is re-read, so editing the
-  reader tools re-renders every page from the cache without executing any.
-  A page whose own text changed is re-read by Sphinx as usual and, if its
-  code cells changed, executed again: it alone.
-* **No race.** The cache's database is created here, in the main process,
-  before ``-j`` workers start, so two workers never try to create its tables.
-* **Warnings are never forgotten.** Sphinx does not report the warnings of a
-  page it does not re-read; the Makefile deletes the saved environment when a
-  build fails, so the next build reads (not executes) every page again.
+* its own code cells (their source or cell metadata; editing prose does not count);
+* a project file that its execution actually used, as recorded inside its kernel:
+  a module it imported (``sys.modules`` after the last cell: ``ffnbook/moe.py``, the
+  package's ``__init__.py`` ...), a file it opened for reading (an audit hook on
+  ``open``: ``ffnbook/data/models.csv`` ...), or the list of names in a folder it listed;
+* ``requirements.txt`` or the Python version.
 
-* **Quiet kernels.** Each kernel start logs a warning that local TCP is not
-  encrypted; it means nothing for a local build and it would hide real
-  warnings, so kernels get an IPython profile (in the build folder) that logs
-  errors only.
+When in doubt it executes: no record, an unreadable record or one of an older format,
+a kernel that could not report what it used, or a used file that was modified while
+the page was running.
 
-To force a full re-execution: ``make clean html``.
+A *project file* is one inside the project (the folder of ``conf.py``) or the source
+folder, outside the build folder and the Python installation. Files elsewhere,
+installed packages included, are taken to change only with ``requirements.txt``.
+Only what Python code opens is seen: a file read by C code that bypasses Python's
+``open`` is not recorded.
+
+Editing a page's prose re-renders that page without executing it. Editing the book's
+build machinery (``docs/_ext``, ``docs/_static``, ``docs/_templates``,
+``docs/glossary.yml``) re-renders every page and executes none. ``make clean html``
+executes everything.
+
+How it works
+------------
+* **Records.** ``<build>/.execution/<page>.json`` holds, per page: the hash of its code
+  cells, the SHA-256 of every project file it used, the requirements and Python
+  version, and its outputs. A record is written whole to a temporary file and renamed
+  into place, and nothing is ever truncated or indexed in common, so parallel readers
+  and writers cannot corrupt or delete one another's records. This store serves
+  myst-nb's ``cache`` mode in place of jupyter-cache, whose ``truncate_caches`` could
+  delete a record another ``-j`` worker had just added.
+* **Execution before reading.** Once Sphinx knows which pages it will read, the main
+  process decides which notebooks must execute and runs them, as many at a time as
+  ``-j`` allows (``ffnbook_execution_jobs``), longest first, each in its own fresh kernel
+  forked from a template that has already imported ``ffnbook_kernel_preload`` but no
+  project code (:mod:`bookext.kernels`). Sphinx then reads every page from its record.
+  A page found stale while being read (edited during the build) is executed there.
+* **Re-reading.** A page whose record is stale is re-read even when its source did not
+  change; a hash over the build machinery is kept in Sphinx's environment, and when it
+  changes every page is re-read (rendered again from its record).
+* **Failures.** A failing cell makes the page's read report the page and the cell's
+  traceback, then stop the build; a failed page leaves no record, so it executes again.
+  The Makefile deletes the saved environment when a build fails, so the next build
+  reports the warnings of pages it would otherwise not re-read.
+* **Quiet kernels.** Kernels log errors only (an IPython profile in the build folder):
+  each start would otherwise warn that local TCP is not encrypted, hiding real warnings.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
-from pathlib import Path
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote
 
+import nbformat
 from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
 DOCS = Path(__file__).resolve().parents[2]  # docs/: the pages and, beside them, this extension
 ROOT = DOCS.parent
-PACKAGE = ROOT / "ffnbook"
-REQUIREMENTS = ROOT / "requirements.txt"
 #: How pages are rendered, not what their code computes.
 RENDERING = (DOCS / "_ext", DOCS / "_static", DOCS / "_templates", DOCS / "glossary.yml")
+STORE = ".execution"
+RECORD_FORMAT = 1
+#: A file modified while the page that used it ran: never equal to a file's hash.
+MODIFIED_DURING_RUN = "modified while the page ran"
 
+
+# --- hashes ----------------------------------------------------------------------------------
 
 def _files(path: Path) -> list[Path]:
     """Source files under ``path`` (or ``path`` itself); compiled bytecode follows from them."""
@@ -60,37 +93,374 @@ def _files(path: Path) -> list[Path]:
                   if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo"))
 
 
-def dependency_hash(
-    package: Path = PACKAGE, requirements: Path = REQUIREMENTS, *, rendering: bool = False
-) -> str:
-    """SHA-256 (first 16 hex digits) of the package's files and the requirements.
-
-    With ``rendering`` the book's build machinery (:data:`RENDERING`) is covered
-    too: it changes how pages look, not what their code computes.
-    """
+def rendering_hash(paths=RENDERING) -> str:
+    """SHA-256 (first 16 hex digits) of the build machinery that decides how pages look."""
     digest = hashlib.sha256()
-    roots = [package, *(RENDERING if rendering else ())]
-    for root in roots:
+    for root in paths:
         for path in _files(root):
-            digest.update(str(path.relative_to(root.parent)).encode())
-            digest.update(b"\0")
+            digest.update(str(path.relative_to(root.parent)).encode() + b"\0")
             digest.update(path.read_bytes())
-    if requirements.exists():
-        digest.update(b"requirements.txt\0")
-        digest.update(requirements.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def _cache_root(app: Sphinx) -> Path:
-    return Path(app.outdir).parent / ".jupyter_cache"
+def file_digest(path: Path) -> str | None:
+    """SHA-256 of a file's bytes; None when it does not exist or cannot be read."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
-def _set_cache_path(app: Sphinx, config) -> None:
-    if config.nb_execution_mode != "cache":
+def listing_digest(path: Path) -> str | None:
+    """SHA-256 of a folder's sorted names; None when it does not exist or cannot be listed."""
+    try:
+        return hashlib.sha256("\n".join(sorted(os.listdir(path))).encode()).hexdigest()
+    except OSError:
+        return None
+
+
+def code_hash(notebook, nb_config) -> str:
+    """What decides a page's outputs inside the page: its code cells and how they run."""
+    payload = {
+        "kernel": notebook.metadata.get("kernelspec", {}).get("name"),
+        "execution": notebook.metadata.get("execution", {}),
+        "allow_errors": nb_config.execution_allow_errors,
+        "in_temp": nb_config.execution_in_temp,
+        "cells": [[cell.source, cell.metadata] for cell in notebook.cells if cell.cell_type == "code"],
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class Checker:
+    """Tells whether a record is still valid; hashes each file once per check."""
+
+    def __init__(self, requirements: Path) -> None:
+        self.requirements = requirements
+        self._files: dict[str, str | None] = {}
+        self._folders: dict[str, str | None] = {}
+
+    def file(self, path: str) -> str | None:
+        if path not in self._files:
+            self._files[path] = file_digest(Path(path))
+        return self._files[path]
+
+    def folder(self, path: str) -> str | None:
+        if path not in self._folders:
+            self._folders[path] = listing_digest(Path(path))
+        return self._folders[path]
+
+    def stale(self, record: dict | None, code: str | None = None) -> str | None:
+        """Why ``record`` cannot stand for the page's execution now; None when it can."""
+        if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+            return "no usable record"
+        if code is not None and record.get("code") != code:
+            return "its code changed"
+        if record.get("python") != sys.version:
+            return "the Python version changed"
+        if record.get("requirements") != self.file(str(self.requirements)):
+            return "requirements.txt changed"
+        for path, digest in record.get("files", {}).items():
+            if self.file(path) != digest:
+                return f"{_shown(path)} changed"
+        for path, digest in record.get("folders", {}).items():
+            if self.folder(path) != digest:
+                return f"the names in {_shown(path)}/ changed"
+        return None
+
+
+def _shown(path: str) -> str:
+    try:
+        return str(Path(path).relative_to(ROOT.resolve()))
+    except ValueError:
+        return path
+
+
+# --- the record store ------------------------------------------------------------------------
+
+class RecordStore:
+    """One JSON file per page, replaced whole (write a temporary file, then rename)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+
+    def path(self, docname: str) -> Path:
+        return self.folder / (quote(docname, safe="") + ".json")
+
+    def read(self, docname: str) -> dict | None:
+        try:
+            record = json.loads(self.path(docname).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return record if isinstance(record, dict) and record.get("docname") == docname else None
+
+    def write(self, docname: str, record: dict) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=self.folder, prefix=".writing-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(record, out)
+            os.replace(temporary, self.path(docname))
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+    def remove(self, docname: str) -> None:
+        self.path(docname).unlink(missing_ok=True)
+
+    def remove_leftovers(self, older_than: float = 3600) -> None:
+        """Temporary files of writers that died (old enough that no writer still owns them)."""
+        for path in self.folder.glob(".writing-*"):
+            try:
+                if time.time() - path.stat().st_mtime > older_than:
+                    path.unlink()
+            except OSError:
+                pass
+
+
+# --- one build's state (set in the main process; forked readers inherit it) ------------------
+
+@dataclass
+class Build:
+    store: RecordStore
+    srcdir: Path
+    roots: list[str]  # where project files live
+    excluded: list[str]  # inside a root but not project files: the build folder, the Python installation
+    requirements: Path
+    failures: dict = field(default_factory=dict)  # docname -> kernels.Outcome of a failed execution
+
+    def docname(self, path: Path) -> str:
+        return str(PurePosixPath(Path(path).resolve().relative_to(self.srcdir).with_suffix("").as_posix()))
+
+    def is_project_file(self, path: str) -> bool:
+        return (path.startswith(tuple(os.path.join(r, "") for r in self.roots))
+                and not path.startswith(tuple(os.path.join(e, "") for e in self.excluded))
+                and "__pycache__" not in Path(path).parts)
+
+    def record(self, docname: str, code: str, outcome) -> dict | None:
+        """The record of a successful execution; None when the kernel could not say what it used."""
+        used = outcome.used
+        if used is None:
+            return None
+        written = set(used["written"])
+        files = {}
+        for path in sorted(set(used["modules"]) | set(used["read"])):
+            if not self.is_project_file(path):
+                continue
+            digest = file_digest(Path(path))
+            try:
+                # An author's edit during the run: the page may have seen either version.
+                if path not in written and os.stat(path).st_mtime > outcome.started:
+                    digest = MODIFIED_DURING_RUN
+            except OSError:
+                pass
+            files[path] = digest
+        folders = {p: listing_digest(Path(p)) for p in used["listed"] if self.is_project_file(p)}
+        code_cells = [c for c in outcome.notebook.cells if c.cell_type == "code"]
+        return {
+            "format": RECORD_FORMAT, "docname": docname, "code": code, "python": sys.version,
+            "requirements": file_digest(self.requirements), "files": files, "folders": folders,
+            "executed": outcome.started, "seconds": outcome.seconds,
+            "metadata": {k: outcome.notebook.metadata[k] for k in ("language_info", "widgets")
+                         if k in outcome.notebook.metadata},
+            "cells": [{"execution_count": c.get("execution_count"), "outputs": c.get("outputs", [])}
+                      for c in code_cells],
+        }
+
+
+_BUILD: Build | None = None
+
+
+def _outputs_into(notebook, record: dict) -> None:
+    code_cells = [c for c in notebook.cells if c.cell_type == "code"]
+    if len(code_cells) != len(record["cells"]):
+        raise ValueError("record does not match the notebook's code cells")
+    for cell, stored in zip(code_cells, record["cells"]):
+        cell.execution_count = stored["execution_count"]
+        cell.outputs = [nbformat.from_dict(output) for output in stored["outputs"]]
+    for key, value in record["metadata"].items():
+        notebook.metadata[key] = nbformat.from_dict(value)
+
+
+# --- the myst-nb client for ``nb_execution_mode = "cache"`` ---------------------------------
+
+def _client_class():
+    from myst_nb.core.execute.base import ExecutionError, NotebookClientBase
+
+    class RecordedNotebookClient(NotebookClientBase):
+        """Outputs from the page's record; executes the page only if the record is stale."""
+
+        def start_client(self) -> None:
+            build = _BUILD
+            if build is None or self.path is None:
+                raise ExtensionError("bookext.execution: a notebook is read outside a prepared build")
+            docname = build.docname(self.path)
+            failure = build.failures.get(docname)
+            if failure is not None:
+                return self._failed(failure, ExecutionError)
+            code = code_hash(self.notebook, self.nb_config)
+            record = build.store.read(docname)
+            reason = Checker(build.requirements).stale(record, code)
+            if reason is not None:
+                self.logger.info(f"ffnbook: executing {docname} while reading ({reason})")
+                outcome = _execute(build, [_run(docname, self.notebook, self.nb_config, self.path, None)],
+                                   jobs=1, preload=None)[docname]
+                if outcome.error:
+                    return self._failed(outcome, ExecutionError)
+                record = build.record(docname, code, outcome)
+                if record is None:
+                    record = {"executed": outcome.started, "seconds": outcome.seconds, "metadata": {},
+                              "cells": [{"execution_count": c.get("execution_count"), "outputs": c.outputs}
+                                        for c in outcome.notebook.cells if c.cell_type == "code"]}
+                else:
+                    build.store.write(docname, record)
+            _outputs_into(self.notebook, record)
+            self.exec_metadata = {"mtime": record["executed"], "runtime": record["seconds"],
+                                  "method": self.nb_config.execution_mode, "succeeded": True,
+                                  "error": None, "traceback": None}
+
+        def _failed(self, outcome, error_class) -> None:
+            message = f"Executing notebook failed: {outcome.error}"
+            if self.nb_config.execution_show_tb:
+                message += f"\n{outcome.traceback}"
+            self.logger.warning(message, subtype="exec")
+            if self.nb_config.execution_raise_on_error:
+                raise error_class(str(self.path))
+            self.exec_metadata = {"mtime": outcome.started, "runtime": outcome.seconds,
+                                  "method": self.nb_config.execution_mode, "succeeded": False,
+                                  "error": outcome.error, "traceback": outcome.traceback}
+
+    return RecordedNotebookClient
+
+
+def _serve_cache_mode_from_records() -> None:
+    """Make myst-nb's ``cache`` mode use this module's records instead of jupyter-cache."""
+    import myst_nb.core.execute as execute
+
+    if not hasattr(execute, "NotebookClientCache") or not callable(getattr(execute, "create_client", None)):
+        raise ExtensionError("bookext.execution: myst-nb no longer has NotebookClientCache/create_client; "
+                             "this extension must follow its new execution API")
+    execute.NotebookClientCache = _client_class()  # create_client() looks the name up on each call
+
+
+# --- executing before reading -------------------------------------------------------------------
+
+def _run(docname, notebook, nb_config, path: Path, expected: float | None):
+    from .kernels import Run
+
+    cwd = tempfile.mkdtemp(prefix="bookext-run-") if nb_config.execution_in_temp else str(Path(path).parent)
+    return Run(docname, notebook, cwd, nb_config.execution_timeout, nb_config.execution_allow_errors,
+               expected if expected is not None else float("inf"))
+
+
+def _execute(build: Build, runs: list, *, jobs: int, preload: list[str] | None, report=None) -> dict:
+    from .kernels import execute_notebooks
+
+    def note(reason: str) -> None:
+        logger.info("ffnbook: some kernels started from scratch: %s", reason)
+
+    try:
+        return execute_notebooks(runs, jobs=jobs, roots=build.roots, excluded=build.excluded,
+                                 preload=preload, report=report, note=note)
+    finally:
+        for run in runs:
+            if Path(run.cwd).name.startswith("bookext-run-"):
+                shutil.rmtree(run.cwd, ignore_errors=True)
+
+
+def _notebook_of(env, docname: str):
+    """The page as myst-nb will execute it, with its configuration; None if it is not executed from the cache."""
+    from myst_nb.core.nb_to_tokens import nb_node_to_dict
+    from myst_nb.core.read import create_nb_reader
+
+    path = Path(env.doc2path(docname))
+    nb_config = env.mystnb_config
+    try:
+        content = path.read_text(encoding="utf-8-sig")
+    except OSError:
+        return None
+    reader = create_nb_reader(str(path), env.myst_config, nb_config, content)
+    if reader is None:
+        return None
+    notebook = reader.read(content)
+    # As myst_nb.sphinx_.Parser.parse does before it creates the execution client.
+    kernel = notebook.metadata.get("kernelspec", {}).get("name")
+    if kernel is not None:
+        import re
+
+        for pattern, alias in nb_config.kernel_rgx_aliases.items():
+            if re.fullmatch(pattern, kernel):
+                notebook.metadata["kernelspec"]["name"] = alias
+                break
+    if nb_config.metadata_key in notebook.metadata:
+        overrides = nb_node_to_dict(notebook.metadata[nb_config.metadata_key])
+        overrides.pop("output_folder", None)
+        try:
+            nb_config = nb_config.copy(**overrides)
+        except Exception:  # noqa: BLE001 - myst-nb warns about it while reading
+            return None
+    if nb_config.execution_mode != "cache":
+        return None
+    posix = PurePosixPath(path.as_posix())
+    if any(posix.match(pattern) for pattern in nb_config.execution_excludepatterns):
+        return None
+    return notebook, nb_config, path
+
+
+def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
+    build = _BUILD
+    if build is None:
         return
-    app.ffnbook_dep_hash = dependency_hash()
-    app.ffnbook_render_hash = dependency_hash(rendering=True)
-    config.nb_execution_cache_path = str(_cache_root(app) / app.ffnbook_dep_hash)
+    notebooks: set[str] = getattr(env, "ffnbook_notebooks", set())
+    checker = Checker(build.requirements)
+    runs, reasons, codes = [], {}, {}
+    for docname in docnames:
+        found = _notebook_of(env, docname)
+        if found is None:
+            notebooks.discard(docname)
+            continue
+        notebooks.add(docname)
+        notebook, nb_config, path = found
+        record = build.store.read(docname)
+        codes[docname] = code_hash(notebook, nb_config)
+        reason = checker.stale(record, codes[docname])
+        if reason is not None:
+            expected = record.get("seconds") if isinstance(record, dict) else None
+            runs.append(_run(docname, notebook, nb_config, path, expected))
+            reasons[docname] = reason
+    env.ffnbook_notebooks = notebooks
+    if not runs:
+        return
+    jobs = app.config.ffnbook_execution_jobs or max(1, app.parallel)
+    preload = [m for m in app.config.ffnbook_kernel_preload if m]
+    logger.info("ffnbook: executing %d of %d notebook pages, %d at a time", len(runs), len(notebooks), jobs)
+    for docname in sorted(reasons):
+        logger.info("ffnbook: executing %s (%s)", docname, reasons[docname])
+
+    def finished(run, outcome) -> None:
+        how = "forked kernel" if outcome.forked else "new kernel"
+        if outcome.error:
+            build.failures[run.key] = outcome
+            logger.info("ffnbook: %s failed after %.2f s (%s)", run.key, outcome.seconds, outcome.error)
+            return
+        record = build.record(run.key, codes[run.key], outcome)
+        if record is None:
+            logger.info("ffnbook: %s executed in %.2f s; its kernel could not report what it used, "
+                        "so it will execute again", run.key, outcome.seconds)
+            return
+        build.store.write(run.key, record)
+        logger.info("ffnbook: %s executed in %.2f s (%s)", run.key, outcome.seconds, how)
+
+    start = time.perf_counter()
+    _execute(build, runs, jobs=jobs, preload=preload, report=finished)
+    logger.info("ffnbook: executed %d notebook pages in %.1f s", len(runs), time.perf_counter() - start)
+
+
+# --- Sphinx events -------------------------------------------------------------------------------
+
+def _configure(app: Sphinx, config) -> None:
+    app.ffnbook_render_hash = rendering_hash()
+    if config.nb_execution_mode == "cache":
+        config.nb_execution_cache_path = str(Path(app.outdir).parent / STORE)
 
 
 def _quiet_kernels(app: Sphinx, config) -> None:
@@ -103,36 +473,50 @@ def _quiet_kernels(app: Sphinx, config) -> None:
     os.environ["IPYTHONDIR"] = str(profile.parent)
 
 
-def _prepare_cache(app: Sphinx) -> None:
-    """Create this hash's cache database now; drop caches of other hashes."""
+def _start_build(app: Sphinx) -> None:
+    global _BUILD
     if app.config.nb_execution_mode != "cache":
+        _BUILD = None
         return
-    from jupyter_cache import get_cache
+    build_folder = Path(app.outdir).parent.resolve()
+    shutil.rmtree(build_folder / ".jupyter_cache", ignore_errors=True)  # the store this one replaced
+    store = RecordStore(build_folder / STORE)
+    store.folder.mkdir(parents=True, exist_ok=True)
+    store.remove_leftovers()
+    roots = sorted({str(Path(app.confdir).resolve()), str(Path(app.srcdir).resolve())})
+    excluded = sorted({str(build_folder), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)})
+    _BUILD = Build(store, Path(app.srcdir).resolve(), roots, excluded,
+                   Path(app.confdir).resolve() / "requirements.txt")
 
-    root = _cache_root(app)
-    if root.is_dir():
-        for stale in root.iterdir():
-            if stale.is_dir() and stale.name != app.ffnbook_dep_hash:
-                shutil.rmtree(stale, ignore_errors=True)
-    cache = get_cache(app.config.nb_execution_cache_path)
-    cache.list_cache_records()  # touching the database creates its tables
-    logger.info("ffnbook: dependency hash %s", app.ffnbook_dep_hash)
 
-
-def _outdated_when_dependencies_change(app: Sphinx, env, added, changed, removed):
+def _outdated(app: Sphinx, env, added, changed, removed) -> list[str]:
     previous = getattr(env, "ffnbook_render_hash", None)
     current = getattr(app, "ffnbook_render_hash", None)
     env.ffnbook_render_hash = current
-    if previous is None or previous == current:
+    if previous is not None and previous != current:
+        logger.info("ffnbook: extensions, static files or glossary changed; re-reading every page")
+        return sorted(env.found_docs - set(added) - set(changed) - set(removed))
+    build = _BUILD
+    notebooks: set[str] = getattr(env, "ffnbook_notebooks", set())
+    if build is None:
         return []
-    logger.info("ffnbook: package, extensions or requirements changed; re-reading every page")
-    return sorted(env.found_docs - set(added) - set(changed) - set(removed))
+    for docname in removed:
+        notebooks.discard(docname)
+        build.store.remove(docname)
+    checker = Checker(build.requirements)
+    return sorted(d for d in notebooks - set(added) - set(changed)
+                  if d in env.found_docs and checker.stale(build.store.read(d)) is not None)
 
 
 def setup(app: Sphinx) -> dict:
-    app.connect("config-inited", _set_cache_path)
+    # How pages execute, not what they show: changing these re-reads nothing.
+    app.add_config_value("ffnbook_execution_jobs", 0, "", types=[int])
+    app.add_config_value("ffnbook_kernel_preload", [], "", types=[list, tuple])
+    _serve_cache_mode_from_records()
+    app.connect("config-inited", _configure)
     app.connect("config-inited", _quiet_kernels)
-    # After myst-nb's own builder-inited handler (priority 500) has read the path.
-    app.connect("builder-inited", _prepare_cache, priority=900)
-    app.connect("env-get-outdated", _outdated_when_dependencies_change)
+    # After myst-nb's own builder-inited handler (priority 500) has made its configuration.
+    app.connect("builder-inited", _start_build, priority=900)
+    app.connect("env-get-outdated", _outdated)
+    app.connect("env-before-read-docs", _execute_outdated_notebooks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

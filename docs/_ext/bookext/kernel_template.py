@@ -1,0 +1,277 @@
+"""Kernel processes of the build: a warm template that forks one fresh kernel per page,
+and the probe that records, inside each kernel, which project files the page used.
+
+This file runs as a script, never inside Sphinx (:mod:`bookext.kernels` starts it), and
+imports only the standard library at the top, so that a kernel holds nothing of the build.
+
+``python kernel_template.py serve SOCKET OWNER_PID MODULE,MODULE,...``
+    The template: imports the given modules (NumPy, Matplotlib, torch, ipykernel ...),
+    then listens on the Unix socket SOCKET. Each ``fork`` request forks a child that
+    becomes an IPython kernel exactly as ``python -m ipykernel_launcher ARGS`` would:
+    its own process, session, working directory, environment and an empty namespace;
+    only the already imported modules are shared (copy-on-write). It never imports
+    ffnbook or any project code, so nothing a page computes can come from an old copy.
+    The template exits when OWNER_PID (the Sphinx process) is gone or on ``quit``.
+
+``python kernel_template.py kernel ARGS``
+    One ordinary kernel (no template), with the probe: the fallback when forking is
+    not possible.
+
+Protocol, one JSON object per line on the socket:
+``{"op": "fork", "argv": [...], "cwd": "...", "env": {...}}`` is answered with
+``{"pid": N}`` and the child's pidfd (so the caller can wait for and signal exactly
+that process), or ``{"error": "..."}`` when the kernel cannot be forked (then the
+caller starts an ordinary kernel). ``{"op": "quit"}`` stops the template.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import traceback
+import types
+
+#: The name under which a kernel's probe is reachable: ``sys.modules[PROBE_MODULE]``.
+PROBE_MODULE = "bookext_probe"
+#: Where the import system's own code runs from: it opens and lists files to find modules,
+#: which the probe learns from ``sys.modules`` instead.
+IMPORT_SYSTEM = ("<frozen importlib._bootstrap_external>", "<frozen zipimport>")
+#: Environment variables that may differ between the template and a kernel: set per kernel by
+#: jupyter_client, or terminal sizes (read when used, never at import; test runners set them).
+PER_KERNEL_ENV = ("JPY_", "PYDEVD_", "COLUMNS", "LINES")
+#: This file's folder (the build's own code), never a page's dependency.
+THIS_FOLDER = os.path.dirname(os.path.abspath(__file__))
+#: The Matplotlib backend ipykernel selects; Matplotlib reads it once, at import.
+DEFAULT_BACKEND = "module://matplotlib_inline.backend_inline"
+
+
+# --- the probe: what a page used ------------------------------------------------------------
+
+def _caller_file() -> str:
+    """The file of the Python code that raised the audit event (the hook is frame 1 below it)."""
+    try:
+        return sys._getframe(2).f_code.co_filename
+    except ValueError:  # raised from C code with no Python caller
+        return ""
+
+
+def install_probe() -> types.ModuleType:
+    """Record, from now on, every file opened and every folder listed, through an audit hook.
+
+    The probe adds no name to the kernel's namespace: it is reachable only as
+    ``sys.modules[PROBE_MODULE]``, whose ``report(roots, excluded)`` returns the JSON text
+    of the files inside ``roots`` (and not inside ``excluded``) that the page imported,
+    read, wrote and listed.
+    """
+    read: set[str] = set()
+    written: set[str] = set()
+    listed: set[str] = set()
+
+    def hook(event: str, args: tuple) -> None:
+        if event not in ("open", "os.listdir", "os.scandir"):
+            return
+        path = args[0]
+        if path is None and event != "open":
+            path = "."
+        if path is None or isinstance(path, int) or _caller_file() in IMPORT_SYSTEM:
+            return  # an already open file descriptor, or the import system at work
+        path = os.path.abspath(os.fsdecode(path))
+        if event == "open":
+            _, mode, flags = args
+            if mode is None:  # os.open: only flags
+                access = (flags or 0) & os.O_ACCMODE
+                reads, writes = access != os.O_WRONLY, access != os.O_RDONLY
+            else:
+                reads = "r" in mode or "+" in mode
+                writes = any(c in mode for c in "wax+")
+            if reads:
+                read.add(path)
+            if writes:
+                written.add(path)
+        else:
+            listed.add(path)
+
+    def report(roots: list[str], excluded: list[str]) -> str:
+        inside_roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots)
+        outside = tuple(os.path.join(os.path.realpath(e), "") for e in [*excluded, THIS_FOLDER])
+
+        # Import locations (sys.path entries) are opened and listed by the import machinery
+        # and by importlib.metadata; what a page imports is known from sys.modules instead.
+        import_locations = {os.path.realpath(p or ".") for p in sys.path}
+
+        def inside(paths) -> list[str]:
+            real = {os.path.realpath(p) for p in paths} - import_locations
+            return sorted(p for p in real if p.startswith(inside_roots) and not p.startswith(outside)
+                          and "__pycache__" not in p.split(os.sep))
+
+        modules = [m.__file__ for m in list(sys.modules.values())
+                   if isinstance(getattr(m, "__file__", None), str) and os.path.isabs(m.__file__)]
+        return json.dumps({"modules": inside(modules), "read": inside(read),
+                           "written": inside(written), "listed": inside(listed)})
+
+    probe = types.ModuleType(PROBE_MODULE, "What this kernel's page imported, read and listed.")
+    probe.report = report
+    sys.modules[PROBE_MODULE] = probe
+    sys.addaudithook(hook)
+    return probe
+
+
+def _launcher_argv0() -> str:
+    import importlib.util
+
+    spec = importlib.util.find_spec("ipykernel_launcher")
+    return spec.origin if spec and spec.origin else "ipykernel_launcher"
+
+
+def run_kernel(argv: list[str]) -> None:
+    """Become an IPython kernel with ``argv`` (``-f CONNECTION_FILE ...``), the probe installed."""
+    install_probe()
+    sys.argv = [_launcher_argv0(), *argv]
+    from ipykernel import kernelapp
+
+    kernelapp.launch_new_instance()
+
+
+# --- the template -------------------------------------------------------------------------
+
+def _env_differences(base: dict, env: dict) -> list[str]:
+    keys = {k for k in base.keys() | env.keys() if not k.startswith(PER_KERNEL_ENV)}
+    return sorted(k for k in keys if base.get(k) != env.get(k))
+
+
+def _become_kernel(request: dict, closing: list[socket.socket]) -> None:
+    """In the forked child: look like a kernel process started from scratch, then run it."""
+    code = 1
+    try:
+        for sock in closing:
+            sock.close()
+        os.setsid()  # its own process group, as jupyter_client's launcher gives a kernel
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        # A fresh process draws new random seeds at import; forked children would share one.
+        import random
+
+        random.seed()
+        if "numpy.random" in sys.modules:
+            sys.modules["numpy.random"].seed()
+        # The kernel exits when its parent does: this template, which exits with Sphinx. (ipykernel
+        # read JPY_PARENT_PID when the template imported it, so it is given as an option.)
+        run_kernel([*request["argv"], f"--IPKernelApp.parent_handle={os.getppid()}"])
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 0
+    except BaseException:  # noqa: BLE001 - a child must never return into the template's loop
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _answer(conn: socket.socket, listener: socket.socket, base_env: dict) -> bool:
+    """Serve one request; False when the template should stop."""
+    with conn.makefile("rb") as stream:
+        line = stream.readline()
+    request = json.loads(line or b"{}")
+    op = request.get("op")
+    if op == "quit":
+        return False
+    if op != "fork":
+        conn.sendall(json.dumps({"error": f"unknown request {op!r}"}).encode() + b"\n")
+        return True
+    differ = _env_differences(base_env, request.get("env", {}))
+    if differ:
+        # Variables read at import time (PYTHONPATH, MPLBACKEND ...) would not apply.
+        conn.sendall(json.dumps({"error": f"environment differs: {', '.join(differ)}"}).encode() + b"\n")
+        return True
+    pid = os.fork()
+    if pid == 0:
+        _become_kernel(request, [conn, listener])
+    # Opened before this loop can reap the child, so the descriptor is that child's.
+    pidfd = os.pidfd_open(pid)
+    try:
+        socket.send_fds(conn, [json.dumps({"pid": pid}).encode() + b"\n"], [pidfd])
+    finally:
+        os.close(pidfd)
+    return True
+
+
+def serve(path: str, owner: int, modules: list[str]) -> None:
+    base_env = dict(os.environ)
+    os.environ.setdefault("MPLBACKEND", DEFAULT_BACKEND)  # what ipykernel sets, before Matplotlib reads it
+    import importlib
+
+    for name in ["ipykernel.kernelapp", *modules]:
+        try:
+            importlib.import_module(name)
+        except Exception as error:  # noqa: BLE001 - a kernel will import it itself (and fail there)
+            print(f"kernel template: could not import {name}: {error}", file=sys.stderr)
+    os.environ.clear()
+    os.environ.update(base_env)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)  # the socket appears only now: connecting to it means "ready"
+    listener.listen(16)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        while _alive(owner):
+            _reap()
+            ready, _, _ = select.select([listener], [], [], 0.5)
+            if not ready:
+                continue
+            conn, _ = listener.accept()
+            with conn:
+                if not _answer(conn, listener, base_env):
+                    break
+    finally:
+        listener.close()
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def main(argv: list[str]) -> None:
+    # Like ipykernel_launcher, which removes the working directory from sys.path: here the
+    # script's folder (bookext) goes, so no build module can shadow what a page imports.
+    del sys.path[0]
+    if argv[:1] == ["serve"] and len(argv) == 4:
+        serve(argv[1], int(argv[2]), [m for m in argv[3].split(",") if m])
+    elif argv[:1] == ["kernel"]:
+        run_kernel(argv[1:])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,298 @@
+"""Running the book's notebooks: a fresh kernel per page, forked from a warm template, several at a time.
+
+A kernel started the ordinary way (``python -m ipykernel_launcher``) pays Python's start-up
+and the imports of ipykernel, NumPy, Matplotlib and, on most pages, torch again, about two
+to three seconds of CPU per page. :class:`KernelPool` starts one template process per build
+that imports those modules once (``kernel_template.py serve``); every page's kernel is a
+child forked from it, through jupyter_client's kernel provisioner API
+(:class:`ForkProvisioner`). Each page still gets its own process, session, working
+directory, environment and empty namespace; the template never imports project code.
+
+When a kernel cannot be forked (no template, another Python, a different environment,
+no ``os.pidfd_open``) it is started the ordinary way, through ``kernel_template.py kernel``
+so that the probe is installed either way.
+
+:func:`execute_notebooks` runs notebooks concurrently (longest expected first) and returns,
+for each, the executed notebook and what the probe saw: the project's modules it
+imported, the files it read and wrote, the folders it listed.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import copy
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from jupyter_client.provisioning import LocalProvisioner
+from nbclient import NotebookClient
+
+from .kernel_template import PROBE_MODULE
+
+TEMPLATE = Path(__file__).with_name("kernel_template.py")
+#: How long the template may take to import its modules before kernels start the ordinary way.
+TEMPLATE_STARTUP_SECONDS = 120
+FORKING = hasattr(os, "pidfd_open") and hasattr(socket, "recv_fds")
+
+
+class KernelPool:
+    """One template process that has imported ``modules`` and forks a kernel per request."""
+
+    def __init__(self, modules: list[str]) -> None:
+        self.folder = tempfile.mkdtemp(prefix="bookext-kernels-")  # short: socket paths are limited
+        self.address = os.path.join(self.folder, "template")
+        self.unavailable: str | None = None
+        self.process = subprocess.Popen(
+            [sys.executable, str(TEMPLATE), "serve", self.address, str(os.getpid()), ",".join(modules)],
+            stdin=subprocess.DEVNULL,
+        )
+        self.started = time.monotonic()
+
+    async def _connect(self) -> socket.socket | None:
+        while True:
+            if self.process.poll() is not None:
+                self.unavailable = f"the kernel template exited with status {self.process.returncode}"
+                return None
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(self.address)
+                return sock
+            except (FileNotFoundError, ConnectionRefusedError):
+                sock.close()
+            if time.monotonic() - self.started > TEMPLATE_STARTUP_SECONDS:
+                self.unavailable = "the kernel template did not start in time"
+                return None
+            await asyncio.sleep(0.05)  # still importing; the socket appears when it is ready
+
+    async def fork(self, argv: list[str], cwd: str, env: dict) -> tuple[int, int] | None:
+        """A forked kernel's ``(pid, pidfd)``, or None: then start the kernel the ordinary way."""
+        if self.unavailable:
+            return None
+        sock = await self._connect()
+        if sock is None:
+            return None
+        with sock:
+            request = {"op": "fork", "argv": argv, "cwd": cwd, "env": env}
+            sock.sendall(json.dumps(request).encode() + b"\n")
+            message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 1)
+        reply = json.loads(message or b"{}")
+        if "pid" not in reply or not fds:
+            for fd in fds:
+                os.close(fd)
+            self.unavailable = reply.get("error", "no answer from the kernel template")
+            return None
+        return reply["pid"], fds[0]
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                    sock.connect(self.address)
+                    sock.sendall(b'{"op": "quit"}\n')
+                self.process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.terminate()
+                self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class ForkedKernel:
+    """The part of :class:`subprocess.Popen` a provisioner uses, for a process forked by the template.
+
+    The process is not our child, so it is followed through a pidfd: signals reach
+    exactly that process, never another one that reused its number.
+    """
+
+    stdin = stdout = stderr = None
+
+    def __init__(self, pid: int, pidfd: int) -> None:
+        self.pid = pid
+        self.pidfd = pidfd
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None and select.select([self.pidfd], [], [], 0)[0]:
+            self.returncode = 0  # its exit status goes to the template, which reaps it
+            os.close(self.pidfd)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout)
+            time.sleep(0.02)
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            signal.pidfd_send_signal(self.pidfd, signum)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def _is_ipykernel(cmd: list[str]) -> bool:
+    return cmd[1:3] == ["-m", "ipykernel_launcher"]
+
+
+class ForkProvisioner(LocalProvisioner):
+    """Launches an IPython kernel by forking the template; any other way, as LocalProvisioner does."""
+
+    pool: KernelPool | None = None
+    forked = False
+
+    async def launch_kernel(self, cmd: list[str], **kwargs):
+        forked = None
+        if self.pool is not None and _is_ipykernel(cmd) and cmd[0] == sys.executable:
+            cwd = str(kwargs.get("cwd") or os.getcwd())
+            forked = await self.pool.fork(cmd[3:], cwd, dict(kwargs.get("env") or os.environ))
+        if forked is None:
+            if _is_ipykernel(cmd):  # the same kernel, with the probe installed first
+                cmd = [cmd[0], str(TEMPLATE), "kernel", *cmd[3:]]
+            return await super().launch_kernel(cmd, **kwargs)
+        self.pid, pidfd = forked
+        self.forked = True
+        self.process = ForkedKernel(self.pid, pidfd)
+        self.pgid = self.pid  # the child called setsid()
+        self.cwd = kwargs.get("cwd", Path.cwd())
+        return self.connection_info
+
+    async def send_signal(self, signum: int) -> None:
+        if isinstance(self.process, ForkedKernel) and self.process.poll() is not None:
+            return  # gone: its process group number may belong to someone else now
+        await super().send_signal(signum)
+
+
+def manager_class(pool: KernelPool | None) -> type[AsyncKernelManager]:
+    """An AsyncKernelManager whose kernels come from ``pool`` (or start the ordinary way)."""
+    provisioner_class = type("BoundForkProvisioner", (ForkProvisioner,), {"pool": pool})
+
+    class Manager(AsyncKernelManager):
+        async def _async_pre_start_kernel(self, **kw):
+            if self.provisioner is None:
+                self.kernel_id = self.kernel_id or str(uuid.uuid4())
+                self.provisioner = provisioner_class(
+                    kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self)
+            return await super()._async_pre_start_kernel(**kw)
+
+    return Manager
+
+
+# --- executing notebooks ---------------------------------------------------------------------
+
+@dataclass
+class Run:
+    """One notebook to execute."""
+
+    key: str
+    notebook: nbformat.NotebookNode
+    cwd: str
+    timeout: int | None
+    allow_errors: bool
+    expected_seconds: float = 0.0
+
+
+@dataclass
+class Outcome:
+    """An executed notebook (outputs filled in) and what its kernel used."""
+
+    notebook: nbformat.NotebookNode
+    started: float  # time.time() when execution began
+    seconds: float
+    used: dict | None = None  # the probe's report; None when the kernel had no probe
+    error: str | None = None  # exception class name when execution failed
+    traceback: str | None = None
+    forked: bool = field(default=False)
+
+
+def _probe_cell(roots: list[str], excluded: list[str]) -> nbformat.NotebookNode:
+    # An expression, so the report comes back as one execute_result, and no name is bound.
+    source = (f"(lambda probe: probe.report({roots!r}, {excluded!r}) if probe else None)"
+              f"(__import__('sys').modules.get({PROBE_MODULE!r}))")
+    return nbformat.v4.new_code_cell(source)
+
+
+def _report(cell: nbformat.NotebookNode) -> dict | None:
+    for output in cell.get("outputs", []):
+        text = output.get("data", {}).get("text/plain") if output.get("output_type") == "execute_result" else None
+        if text:
+            try:
+                return json.loads(ast.literal_eval(text))
+            except (ValueError, SyntaxError):
+                return None
+    return None
+
+
+async def _execute(run: Run, places: tuple, manager: type, limit: asyncio.Semaphore) -> Outcome:
+    async with limit:
+        notebook = copy.deepcopy(run.notebook)
+        timeout, allow_errors = run.timeout, run.allow_errors
+        overrides = notebook.metadata.get("execution", {})  # as jupyter-cache lets a notebook say
+        timeout = overrides.get("timeout", timeout)
+        allow_errors = overrides.get("allow_errors", allow_errors)
+        notebook.cells.append(_probe_cell(*places))
+        provisioners = []  # the kernel's, kept: the manager forgets it at shutdown
+        client = NotebookClient(notebook, timeout=timeout, allow_errors=allow_errors,
+                                kernel_manager_class=manager, resources={"metadata": {"path": run.cwd}},
+                                on_notebook_start=lambda **_: provisioners.append(client.km.provisioner))
+        started, clock = time.time(), time.perf_counter()
+        error = trace = None
+        try:
+            await client.async_execute()
+        except Exception as exc:  # noqa: BLE001 - any failure is reported against the page
+            error, trace = type(exc).__name__, traceback.format_exc()
+        seconds = time.perf_counter() - clock
+        probe = notebook.cells.pop()
+        return Outcome(notebook, started, seconds, None if error else _report(probe), error, trace,
+                       forked=any(getattr(p, "forked", False) for p in provisioners))
+
+
+def execute_notebooks(runs: list[Run], *, jobs: int, roots: list[str], excluded: list[str],
+                      preload: list[str] | None, report=None, note=None) -> dict[str, Outcome]:
+    """Execute ``runs``, ``jobs`` at a time, longest expected first; ``report(run, outcome)`` as each ends.
+
+    With ``preload`` (module names) kernels are forked from a template that imported them;
+    ``note(reason)`` is called if kernels had to start from scratch instead.
+    Each outcome's ``used`` lists the files inside ``roots``, not inside ``excluded``.
+    """
+    pool = KernelPool(preload) if preload and FORKING and runs else None
+    manager = manager_class(pool)
+
+    async def main() -> dict[str, Outcome]:
+        limit = asyncio.Semaphore(max(1, jobs))
+        ordered = sorted(runs, key=lambda r: -r.expected_seconds)
+
+        async def one(run: Run) -> tuple[str, Outcome]:
+            outcome = await _execute(run, (roots, excluded), manager, limit)
+            if report is not None:
+                report(run, outcome)
+            return run.key, outcome
+
+        return dict(await asyncio.gather(*(one(run) for run in ordered)))
+
+    try:
+        return asyncio.run(main())
+    finally:
+        if pool is not None:
+            pool.close()
+            if pool.unavailable and note is not None:
+                note(pool.unavailable)
