@@ -42,7 +42,7 @@ help:
 	@echo "make audit  build, serve _build/html gzip-compressed, run Lighthouse (mobile) and axe-core"
 	@echo "make live   preview on http://127.0.0.1:$(LIVE_PORT)/, rebuilt on every save"
 	@echo "make pdf    the whole chapter as one PDF: $(PDF)"
-	@echo "make bench  time clean, no-op and one-page-edit builds against myst-nb defaults"
+	@echo "make bench  time clean, no-op and edit builds against myst-nb defaults"
 	@echo "make clean  remove _build and the execution cache (next html re-executes every page)"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -103,10 +103,12 @@ pdf: $(SETUP)
 	  || { rm -f $(BUILDDIR)/doctrees-pdf/environment.pickle; exit 1; }
 	CHROME_PATH=$(CHROME_PATH) $(PY) tools/print_pdf.py $(BUILDDIR)/singlehtml $(PDF)
 
-# Build-speed benchmark (issue 5): medians of clean, default-settings, one-process,
-# no-op and one-page-edit builds. Takes several minutes.
+# Build-speed benchmark (issue 14): medians of clean, default-settings, one-process,
+# no-op, leaf-module-edit and page-edit builds. Takes several minutes.
+# BENCHOPTS: e.g. --repeats 5, --scratch-kernels (see tools/bench.py).
+BENCHOPTS ?=
 bench: $(SETUP)
-	$(PY) tools/bench.py
+	$(PY) tools/bench.py $(BENCHOPTS)
 
 clean:
 	rm -rf _build docs/jupyter_execute

@@ -177,6 +177,9 @@ def _shown(path: str) -> str:
 
 # --- the record store ------------------------------------------------------------------------
 
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
 class RecordStore:
     """One JSON file per page, replaced whole (write a temporary file, then rename)."""
 
@@ -197,6 +200,7 @@ class RecordStore:
         self.folder.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=self.folder, prefix=".writing-", suffix=".json")
         try:
+            os.fchmod(fd, 0o666 & ~_UMASK)  # as an ordinary file, not mkstemp's owner-only
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(record, out)
             os.replace(temporary, self.path(docname))
@@ -226,7 +230,15 @@ class Build:
     roots: list[str]  # where project files live
     excluded: list[str]  # inside a root but not project files: the build folder, the Python installation
     requirements: Path
-    failures: dict = field(default_factory=dict)  # docname -> kernels.Outcome of a failed execution
+    executed: dict = field(default_factory=dict)  # docname -> (code hash, kernels.Outcome), this build
+
+    def finished(self, docname: str, code: str, outcome) -> None:
+        """Keep the outcome for this build's reading; record a success for the next builds."""
+        self.executed[docname] = (code, outcome)
+        if not outcome.error:
+            record = self.record(docname, code, outcome)
+            if record is not None:
+                self.store.write(docname, record)
 
     def docname(self, path: Path) -> str:
         return str(PurePosixPath(Path(path).resolve().relative_to(self.srcdir).with_suffix("").as_posix()))
@@ -255,19 +267,23 @@ class Build:
                 pass
             files[path] = digest
         folders = {p: listing_digest(Path(p)) for p in used["listed"] if self.is_project_file(p)}
-        code_cells = [c for c in outcome.notebook.cells if c.cell_type == "code"]
-        return {
-            "format": RECORD_FORMAT, "docname": docname, "code": code, "python": sys.version,
-            "requirements": file_digest(self.requirements), "files": files, "folders": folders,
-            "executed": outcome.started, "seconds": outcome.seconds,
-            "metadata": {k: outcome.notebook.metadata[k] for k in ("language_info", "widgets")
-                         if k in outcome.notebook.metadata},
-            "cells": [{"execution_count": c.get("execution_count"), "outputs": c.get("outputs", [])}
-                      for c in code_cells],
-        }
+        return {"format": RECORD_FORMAT, "docname": docname, "code": code, "python": sys.version,
+                "requirements": file_digest(self.requirements), "files": files, "folders": folders,
+                **_outputs(outcome)}
 
 
 _BUILD: Build | None = None
+
+
+def _outputs(outcome) -> dict:
+    """What a page shows from an execution: each code cell's outputs, and when it ran."""
+    notebook = outcome.notebook
+    return {
+        "executed": outcome.started, "seconds": outcome.seconds,
+        "metadata": {k: notebook.metadata[k] for k in ("language_info", "widgets") if k in notebook.metadata},
+        "cells": [{"execution_count": c.get("execution_count"), "outputs": c.get("outputs", [])}
+                  for c in notebook.cells if c.cell_type == "code"],
+    }
 
 
 def _outputs_into(notebook, record: dict) -> None:
@@ -294,42 +310,44 @@ def _client_class():
             if build is None or self.path is None:
                 raise ExtensionError("bookext.execution: a notebook is read outside a prepared build")
             docname = build.docname(self.path)
-            failure = build.failures.get(docname)
-            if failure is not None:
-                return self._failed(failure, ExecutionError)
             code = code_hash(self.notebook, self.nb_config)
-            record = build.store.read(docname)
-            reason = Checker(build.requirements).stale(record, code)
-            if reason is not None:
-                self.logger.info(f"ffnbook: executing {docname} while reading ({reason})")
-                outcome = _execute(build, [_run(docname, self.notebook, self.nb_config, self.path, None)],
-                                   jobs=1, preload=None)[docname]
-                if outcome.error:
-                    return self._failed(outcome, ExecutionError)
-                record = build.record(docname, code, outcome)
-                if record is None:
-                    record = {"executed": outcome.started, "seconds": outcome.seconds, "metadata": {},
-                              "cells": [{"execution_count": c.get("execution_count"), "outputs": c.outputs}
-                                        for c in outcome.notebook.cells if c.cell_type == "code"]}
-                else:
-                    build.store.write(docname, record)
+            code_then, outcome = build.executed.get(docname, (None, None))
+            if code_then != code:  # not executed in this build, or edited since
+                record = build.store.read(docname)
+                reason = Checker(build.requirements).stale(record, code)
+                if reason is None:
+                    return self._show(record)
+                logger.info("ffnbook: executing %s (%s; found while reading)", docname, reason)
+                run = _run(docname, self.notebook, self.nb_config, self.path, None)
+                outcome = _execute(build, [run], jobs=1, preload=None)[docname]
+                build.finished(docname, code, outcome)
+            if outcome.error:
+                return self._failed(outcome, ExecutionError)
+            self._show(_outputs(outcome))
+
+        def _show(self, record: dict) -> None:
             _outputs_into(self.notebook, record)
             self.exec_metadata = {"mtime": record["executed"], "runtime": record["seconds"],
                                   "method": self.nb_config.execution_mode, "succeeded": True,
                                   "error": None, "traceback": None}
 
         def _failed(self, outcome, error_class) -> None:
-            message = f"Executing notebook failed: {outcome.error}"
-            if self.nb_config.execution_show_tb:
-                message += f"\n{outcome.traceback}"
-            self.logger.warning(message, subtype="exec")
+            if not outcome.reported:
+                self.logger.warning(_failure_message(outcome, self.nb_config), subtype="exec")
             if self.nb_config.execution_raise_on_error:
-                raise error_class(str(self.path))
+                # Reported already: the page and the cell's traceback are in the log above.
+                raise error_class(str(self.path)) from (None if outcome.reported else outcome.exception)
             self.exec_metadata = {"mtime": outcome.started, "runtime": outcome.seconds,
                                   "method": self.nb_config.execution_mode, "succeeded": False,
                                   "error": outcome.error, "traceback": outcome.traceback}
 
     return RecordedNotebookClient
+
+
+def _failure_message(outcome, nb_config) -> str:
+    """What myst-nb says about a failed execution."""
+    message = f"Executing notebook failed: {outcome.error}"
+    return message + f"\n{outcome.traceback}" if nb_config.execution_show_tb else message
 
 
 def _serve_cache_mode_from_records() -> None:
@@ -412,7 +430,7 @@ def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
         return
     notebooks: set[str] = getattr(env, "ffnbook_notebooks", set())
     checker = Checker(build.requirements)
-    runs, reasons, codes = [], {}, {}
+    runs, reasons, codes, configs = [], {}, {}, {}
     for docname in docnames:
         found = _notebook_of(env, docname)
         if found is None:
@@ -421,7 +439,7 @@ def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
         notebooks.add(docname)
         notebook, nb_config, path = found
         record = build.store.read(docname)
-        codes[docname] = code_hash(notebook, nb_config)
+        codes[docname], configs[docname] = code_hash(notebook, nb_config), nb_config
         reason = checker.stale(record, codes[docname])
         if reason is not None:
             expected = record.get("seconds") if isinstance(record, dict) else None
@@ -431,24 +449,26 @@ def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
     if not runs:
         return
     jobs = app.config.ffnbook_execution_jobs or max(1, app.parallel)
-    preload = [m for m in app.config.ffnbook_kernel_preload if m]
+    # A template pays for all its imports before the first kernel starts: that is worth it
+    # only when more pages must execute than can run at once.
+    preload = [m for m in app.config.ffnbook_kernel_preload if m] if len(runs) > jobs else None
     logger.info("ffnbook: executing %d of %d notebook pages, %d at a time", len(runs), len(notebooks), jobs)
     for docname in sorted(reasons):
         logger.info("ffnbook: executing %s (%s)", docname, reasons[docname])
 
     def finished(run, outcome) -> None:
-        how = "forked kernel" if outcome.forked else "new kernel"
+        build.finished(run.key, codes[run.key], outcome)
         if outcome.error:
-            build.failures[run.key] = outcome
-            logger.info("ffnbook: %s failed after %.2f s (%s)", run.key, outcome.seconds, outcome.error)
-            return
-        record = build.record(run.key, codes[run.key], outcome)
-        if record is None:
+            # Now, for every failing page: reading the first one stops the build.
+            logger.warning(_failure_message(outcome, configs[run.key]), location=run.key,
+                           type="mystnb", subtype="exec")
+            outcome.reported = True
+        elif outcome.used is None:
             logger.info("ffnbook: %s executed in %.2f s; its kernel could not report what it used, "
-                        "so it will execute again", run.key, outcome.seconds)
-            return
-        build.store.write(run.key, record)
-        logger.info("ffnbook: %s executed in %.2f s (%s)", run.key, outcome.seconds, how)
+                        "so it will execute again next time", run.key, outcome.seconds)
+        else:
+            logger.info("ffnbook: %s executed in %.2f s (%s)", run.key, outcome.seconds,
+                        "forked kernel" if outcome.forked else "new kernel")
 
     start = time.perf_counter()
     _execute(build, runs, jobs=jobs, preload=preload, report=finished)

@@ -222,6 +222,8 @@ class Outcome:
     error: str | None = None  # exception class name when execution failed
     traceback: str | None = None
     forked: bool = field(default=False)
+    exception: BaseException | None = field(default=None, repr=False)  # the failure itself
+    reported: bool = False  # its failure is in the build's log already
 
 
 def _probe_cell(roots: list[str], excluded: list[str]) -> nbformat.NotebookNode:
@@ -255,15 +257,15 @@ async def _execute(run: Run, places: tuple, manager: type, limit: asyncio.Semaph
                                 kernel_manager_class=manager, resources={"metadata": {"path": run.cwd}},
                                 on_notebook_start=lambda **_: provisioners.append(client.km.provisioner))
         started, clock = time.time(), time.perf_counter()
-        error = trace = None
+        error = trace = failure = None
         try:
             await client.async_execute()
         except Exception as exc:  # noqa: BLE001 - any failure is reported against the page
-            error, trace = type(exc).__name__, traceback.format_exc()
+            error, trace, failure = type(exc).__name__, traceback.format_exc(), exc
         seconds = time.perf_counter() - clock
         probe = notebook.cells.pop()
         return Outcome(notebook, started, seconds, None if error else _report(probe), error, trace,
-                       forked=any(getattr(p, "forked", False) for p in provisioners))
+                       forked=any(getattr(p, "forked", False) for p in provisioners), exception=failure)
 
 
 def execute_notebooks(runs: list[Run], *, jobs: int, roots: list[str], excluded: list[str],
