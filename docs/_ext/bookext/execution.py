@@ -71,6 +71,9 @@ from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
+from .outputs import digest as file_digest
+from .outputs import write_atomically
+
 logger = logging.getLogger(__name__)
 
 DOCS = Path(__file__).resolve().parents[2]  # docs/: the pages and, beside them, this extension
@@ -101,14 +104,6 @@ def rendering_hash(paths=RENDERING) -> str:
             digest.update(str(path.relative_to(root.parent)).encode() + b"\0")
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
-
-
-def file_digest(path: Path) -> str | None:
-    """SHA-256 of a file's bytes; None when it does not exist or cannot be read."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 def listing_digest(path: Path) -> str | None:
@@ -177,9 +172,6 @@ def _shown(path: str) -> str:
 
 # --- the record store ------------------------------------------------------------------------
 
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
-
 class RecordStore:
     """One JSON file per page, replaced whole (write a temporary file, then rename)."""
 
@@ -197,16 +189,7 @@ class RecordStore:
         return record if isinstance(record, dict) and record.get("docname") == docname else None
 
     def write(self, docname: str, record: dict) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=self.folder, prefix=".writing-", suffix=".json")
-        try:
-            os.fchmod(fd, 0o666 & ~_UMASK)  # as an ordinary file, not mkstemp's owner-only
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(record, out)
-            os.replace(temporary, self.path(docname))
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_atomically(self.path(docname), json.dumps(record))
 
     def remove(self, docname: str) -> None:
         self.path(docname).unlink(missing_ok=True)
