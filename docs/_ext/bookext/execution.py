@@ -7,9 +7,11 @@ changed since it last executed successfully:
 
 * its own code cells (their source or cell metadata; editing prose does not count);
 * a project file that its execution actually used, as recorded inside its kernel:
-  a module it imported (``sys.modules`` after the last cell: ``ffnbook/moe.py``, the
-  package's ``__init__.py`` ...), a file it opened for reading (an audit hook on
-  ``open``: ``ffnbook/data/models.csv`` ...), or the list of names in a folder it listed;
+  a module it imported (``sys.modules`` after the last cell: ``ffnbook/moe.py``, and
+  ``ffnbook/__init__.py`` with every module that one imports), a file it opened for
+  reading or tried to (an audit hook on ``open``: ``ffnbook/data/models.csv``), or the
+  names in a folder it listed (not counting folders on ``sys.path``, which the import
+  system lists for itself);
 * ``requirements.txt`` or the Python version.
 
 When in doubt it executes: no record, an unreadable record or one of an older format,
@@ -25,7 +27,8 @@ Only what Python code opens is seen: a file read by C code that bypasses Python'
 Editing a page's prose re-renders that page without executing it. Editing the book's
 build machinery (``docs/_ext``, ``docs/_static``, ``docs/_templates``,
 ``docs/glossary.yml``) re-renders every page and executes none. ``make clean html``
-executes everything.
+executes everything. The build log names each page it executes and why, e.g.
+``ffnbook: executing mixture-of-experts (ffnbook/moe.py changed)``.
 
 How it works
 ------------
@@ -38,17 +41,20 @@ How it works
   delete a record another ``-j`` worker had just added.
 * **Execution before reading.** Once Sphinx knows which pages it will read, the main
   process decides which notebooks must execute and runs them, as many at a time as
-  ``-j`` allows (``ffnbook_execution_jobs``), longest first, each in its own fresh kernel
-  forked from a template that has already imported ``ffnbook_kernel_preload`` but no
-  project code (:mod:`bookext.kernels`). Sphinx then reads every page from its record.
-  A page found stale while being read (edited during the build) is executed there.
+  ``-j`` allows (``ffnbook_execution_jobs``), longest first (by their last run). When
+  there are more of them than can run at once, each gets a fresh kernel forked from a
+  template that has already imported ``ffnbook_kernel_preload`` and no project code
+  (:mod:`bookext.kernels`); otherwise kernels start from scratch. Sphinx then reads
+  every page from its record; a page found stale while being read (edited during the
+  build) is executed there.
 * **Re-reading.** A page whose record is stale is re-read even when its source did not
   change; a hash over the build machinery is kept in Sphinx's environment, and when it
   changes every page is re-read (rendered again from its record).
-* **Failures.** A failing cell makes the page's read report the page and the cell's
-  traceback, then stop the build; a failed page leaves no record, so it executes again.
-  The Makefile deletes the saved environment when a build fails, so the next build
-  reports the warnings of pages it would otherwise not re-read.
+* **Failures.** Every failing page is reported with the failing cell's traceback as soon
+  as it has run; reading the first one then stops the build (``nb_execution_raise_on_error``).
+  A failed page leaves no record, so it executes again. The Makefile deletes the saved
+  environment when a build fails, so the next build reports the warnings of pages it
+  would otherwise not re-read.
 * **Quiet kernels.** Kernels log errors only (an IPython profile in the build folder):
   each start would otherwise warn that local TCP is not encrypted, hiding real warnings.
 """

@@ -243,6 +243,7 @@ def serve(path: str, owner: int, modules: list[str]) -> None:
     listener.bind(path)  # the socket appears only now: connecting to it means "ready"
     listener.listen(16)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops Sphinx, whose exit stops this loop
     try:
         while _alive(owner):
             _reap()
