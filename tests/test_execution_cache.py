@@ -1,6 +1,6 @@
 """A page executes again exactly when something it used changed (docs/_ext/bookext/execution.py).
 
-The build tests make a small book of their own with the real Makefile and conf.py, in
+The build tests (marked ``build``) make a small book of their own with the real Makefile and conf.py, in
 a temporary copy of the project, so they can edit ffnbook there freely without
 depending on the book's pages. The copy's ffnbook is put first on PYTHONPATH, so the
 Sphinx process and every kernel import the copy. Two leaf modules and a data file
@@ -114,6 +114,7 @@ def shown(project: Path, name: str, phrase: str = "The leaf value is") -> str:
     return glued_after(project / "_build" / "html", name, phrase)
 
 
+@pytest.mark.build
 def test_a_rebuild_with_nothing_changed_executes_nothing_and_a_code_edit_executes_that_page(project):
     out = built(project)
     assert set(executed(out)) == set(LEAF_OF)
@@ -134,6 +135,7 @@ def test_a_rebuild_with_nothing_changed_executes_nothing_and_a_code_edit_execute
     assert shown(project, "page2", "The value of the leaf module is") == "1"
 
 
+@pytest.mark.build
 def test_editing_a_leaf_module_or_a_data_file_executes_exactly_the_pages_that_used_it(project):
     built(project)
     assert {name: shown(project, name) for name in LEAF_OF} == dict.fromkeys(LEAF_OF, "1")
@@ -159,6 +161,7 @@ def test_editing_a_leaf_module_or_a_data_file_executes_exactly_the_pages_that_us
     assert executed(out) == dict.fromkeys(LEAF_OF, "requirements.txt changed"), out[-4000:]
 
 
+@pytest.mark.build
 def test_a_missing_or_unreadable_record_executes_its_page(project):
     built(project)
     records = project / "_build" / ".execution"
@@ -169,6 +172,7 @@ def test_a_missing_or_unreadable_record_executes_its_page(project):
     assert shown(project, "page4") == "1"
 
 
+@pytest.mark.build
 def test_editing_how_pages_look_re_renders_every_page_and_executes_none(project):
     built(project)
     css = project / "docs" / "_static" / "ffnbook.css"
@@ -177,13 +181,16 @@ def test_editing_how_pages_look_re_renders_every_page_and_executes_none(project)
     assert "re-reading every page" in out
     assert executed(out) == {}
 
-    glossary = project / "docs" / "glossary.yml"
-    glossary.write_text(glossary.read_text() + "\n# edited\n")
-    out = built(project)
-    assert "re-reading every page" in out
-    assert executed(out) == {}
+    for edited in ("glossary.yml", "_templates/layout.html", "_ext/bookext/mathml.py"):
+        path = project / "docs" / edited
+        comment = {".yml": "# edited", ".html": "{# edited #}", ".py": "# edited"}[path.suffix]
+        path.write_text(path.read_text() + f"\n{comment}\n")
+        out = built(project)
+        assert "re-reading every page" in out, edited
+        assert executed(out) == {}, edited
 
 
+@pytest.mark.build
 def test_warnings_are_reported_again_after_a_failed_build(project):
     page = project / "docs" / "page1.md"
     page.write_text(page.read_text() + "\nSee {doc}`missing-page`.\n")

@@ -64,10 +64,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import select
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
+import traceback
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
@@ -156,6 +161,8 @@ class Checker:
             return "no usable record"
         if code is not None and record.get("code") != code:
             return "its code changed"
+        if record.get("untracked"):
+            return "its kernel could not report what it used"
         if record.get("python") != sys.version:
             return "the Python version changed"
         if record.get("requirements") != self.file(str(self.requirements)):
@@ -199,6 +206,19 @@ class RecordStore:
 
     def remove(self, docname: str) -> None:
         self.path(docname).unlink(missing_ok=True)
+        self.failure_path(docname).unlink(missing_ok=True)
+
+    def failure_path(self, docname: str) -> Path:
+        return self.folder / (quote(docname, safe="") + ".failed")
+
+    def read_failure(self, docname: str) -> dict | None:
+        try:
+            return json.loads(self.failure_path(docname).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def write_failure(self, docname: str, failure: dict) -> None:
+        write_atomically(self.failure_path(docname), json.dumps(failure))
 
     def remove_leftovers(self, older_than: float = 3600) -> None:
         """Temporary files of writers that died (old enough that no writer still owns them)."""
@@ -213,21 +233,64 @@ class RecordStore:
 # --- one build's state (set in the main process; forked readers inherit it) ------------------
 
 @dataclass
+class Result:
+    """One page's execution in this build, as the page's reader needs it."""
+
+    shown: dict | None  # what the page shows (its record's outputs) when it succeeded
+    error: str | None = None  # the exception's class name when it failed
+    traceback: str | None = None
+    started: float = 0.0
+    seconds: float = 0.0
+    reported: bool = False  # the failure is in the build's log already
+    exception: BaseException | None = None  # the failure itself, when it happened in this process
+
+
+@dataclass
 class Build:
     store: RecordStore
     srcdir: Path
     roots: list[str]  # where project files live
     excluded: list[str]  # inside a root but not project files: the build folder, the Python installation
     requirements: Path
-    executed: dict = field(default_factory=dict)  # docname -> (code hash, kernels.Outcome), this build
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)  # marks this build's results
+    executed: dict = field(default_factory=dict)  # docname -> (code hash, Result), run by this process
+    pending: dict = field(default_factory=dict)  # docname -> code hash, run by the executor process
+    executor: tuple[int, int] | None = None  # that process: (pid, pidfd)
 
-    def finished(self, docname: str, code: str, outcome) -> None:
-        """Keep the outcome for this build's reading; record a success for the next builds."""
-        self.executed[docname] = (code, outcome)
-        if not outcome.error:
+    def finished(self, docname: str, code: str, outcome, *, reported: bool) -> Result:
+        """Record an execution: for the next builds (a success) and for this build's readers."""
+        if outcome.error:
+            result = Result(None, outcome.error, outcome.traceback, outcome.started, outcome.seconds,
+                            reported, outcome.exception)
+            self.store.write_failure(docname, {
+                "build": self.token, "code": code, "error": result.error, "traceback": result.traceback,
+                "started": result.started, "seconds": result.seconds, "reported": reported})
+        else:
             record = self.record(docname, code, outcome)
-            if record is not None:
-                self.store.write(docname, record)
+            self.store.write(docname, record)
+            result = Result(record)
+        self.executed[docname] = (code, result)
+        return result
+
+    def result(self, docname: str, code: str) -> Result | None:
+        """This build's execution of the page (waiting for the executor if it runs it); else None."""
+        code_then, result = self.executed.get(docname, (None, None))
+        if code_then == code:
+            return result
+        if self.pending.get(docname) != code or self.executor is None:
+            return None
+        _, pidfd = self.executor
+        while True:
+            ended = bool(select.select([pidfd], [], [], 0.05)[0])  # before looking: no result is missed
+            failure = self.store.read_failure(docname)
+            if failure and failure.get("build") == self.token and failure.get("code") == code:
+                return Result(None, failure["error"], failure["traceback"], failure["started"],
+                              failure["seconds"], failure["reported"])
+            record = self.store.read(docname)
+            if record and record.get("build") == self.token and record.get("code") == code:
+                return Result(record)
+            if ended:
+                return None  # the executor is gone without a result: the reader executes the page
 
     def docname(self, path: Path) -> str:
         return str(PurePosixPath(Path(path).resolve().relative_to(self.srcdir).with_suffix("").as_posix()))
@@ -237,11 +300,10 @@ class Build:
                 and not path.startswith(tuple(os.path.join(e, "") for e in self.excluded))
                 and "__pycache__" not in Path(path).parts)
 
-    def record(self, docname: str, code: str, outcome) -> dict | None:
-        """The record of a successful execution; None when the kernel could not say what it used."""
-        used = outcome.used
-        if used is None:
-            return None
+    def record(self, docname: str, code: str, outcome) -> dict:
+        """The record of a successful execution (one that never counts as fresh when the
+        kernel could not say what it used)."""
+        used = outcome.used or {"modules": [], "read": [], "written": [], "listed": []}
         written = set(used["written"])
         files = {}
         for path in sorted(set(used["modules"]) | set(used["read"])):
@@ -256,8 +318,9 @@ class Build:
                 pass
             files[path] = digest
         folders = {p: listing_digest(Path(p)) for p in used["listed"] if self.is_project_file(p)}
-        return {"format": RECORD_FORMAT, "docname": docname, "code": code, "python": sys.version,
-                "requirements": file_digest(self.requirements), "files": files, "folders": folders,
+        return {"format": RECORD_FORMAT, "docname": docname, "build": self.token, "code": code,
+                "python": sys.version, "requirements": file_digest(self.requirements),
+                "untracked": outcome.used is None, "files": files, "folders": folders,
                 **_outputs(outcome)}
 
 
@@ -300,8 +363,8 @@ def _client_class():
                 raise ExtensionError("bookext.execution: a notebook is read outside a prepared build")
             docname = build.docname(self.path)
             code = code_hash(self.notebook, self.nb_config)
-            code_then, outcome = build.executed.get(docname, (None, None))
-            if code_then != code:  # not executed in this build, or edited since
+            result = build.result(docname, code)
+            if result is None:  # not executed in this build (or edited since it was)
                 record = build.store.read(docname)
                 reason = Checker(build.requirements).stale(record, code)
                 if reason is None:
@@ -309,10 +372,10 @@ def _client_class():
                 logger.info("ffnbook: executing %s (%s; found while reading)", docname, reason)
                 run = _run(docname, self.notebook, self.nb_config, self.path, None)
                 outcome = _execute(build, [run], jobs=1, preload=None)[docname]
-                build.finished(docname, code, outcome)
-            if outcome.error:
-                return self._failed(outcome, ExecutionError)
-            self._show(_outputs(outcome))
+                result = build.finished(docname, code, outcome, reported=False)
+            if result.error:
+                return self._failed(result, ExecutionError)
+            self._show(result.shown)
 
         def _show(self, record: dict) -> None:
             _outputs_into(self.notebook, record)
@@ -320,23 +383,23 @@ def _client_class():
                                   "method": self.nb_config.execution_mode, "succeeded": True,
                                   "error": None, "traceback": None}
 
-        def _failed(self, outcome, error_class) -> None:
-            if not outcome.reported:
-                self.logger.warning(_failure_message(outcome, self.nb_config), subtype="exec")
+        def _failed(self, result: Result, error_class) -> None:
+            if not result.reported:
+                self.logger.warning(_failure_message(result, self.nb_config), subtype="exec")
             if self.nb_config.execution_raise_on_error:
                 # Reported already: the page and the cell's traceback are in the log above.
-                raise error_class(str(self.path)) from (None if outcome.reported else outcome.exception)
-            self.exec_metadata = {"mtime": outcome.started, "runtime": outcome.seconds,
+                raise error_class(str(self.path)) from (None if result.reported else result.exception)
+            self.exec_metadata = {"mtime": result.started, "runtime": result.seconds,
                                   "method": self.nb_config.execution_mode, "succeeded": False,
-                                  "error": outcome.error, "traceback": outcome.traceback}
+                                  "error": result.error, "traceback": result.traceback}
 
     return RecordedNotebookClient
 
 
-def _failure_message(outcome, nb_config) -> str:
+def _failure_message(result, nb_config) -> str:
     """What myst-nb says about a failed execution."""
-    message = f"Executing notebook failed: {outcome.error}"
-    return message + f"\n{outcome.traceback}" if nb_config.execution_show_tb else message
+    message = f"Executing notebook failed: {result.error}"
+    return message + f"\n{result.traceback}" if nb_config.execution_show_tb else message
 
 
 def _serve_cache_mode_from_records() -> None:
@@ -446,12 +509,15 @@ def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
         logger.info("ffnbook: executing %s (%s)", docname, reasons[docname])
 
     def finished(run, outcome) -> None:
-        build.finished(run.key, codes[run.key], outcome)
-        if outcome.error:
-            # Now, for every failing page: reading the first one stops the build.
-            logger.warning(_failure_message(outcome, configs[run.key]), location=run.key,
-                           type="mystnb", subtype="exec")
-            outcome.reported = True
+        # A failure is printed at once when it will stop the build (the first failing page
+        # read does), so that every failing page is shown; otherwise its reader warns.
+        reported = configs[run.key].execution_raise_on_error
+        build.finished(run.key, codes[run.key], outcome, reported=reported)
+        if outcome.error and reported:
+            print(f"{env.doc2path(run.key)}: {_failure_message(outcome, configs[run.key])}",
+                  file=sys.stderr, flush=True)
+        elif outcome.error:
+            logger.info("ffnbook: %s failed after %.2f s", run.key, outcome.seconds)
         elif outcome.used is None:
             logger.info("ffnbook: %s executed in %.2f s; its kernel could not report what it used, "
                         "so it will execute again next time", run.key, outcome.seconds)
@@ -459,9 +525,52 @@ def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
             logger.info("ffnbook: %s executed in %.2f s (%s)", run.key, outcome.seconds,
                         "forked kernel" if outcome.forked else "new kernel")
 
-    start = time.perf_counter()
-    _execute(build, runs, jobs=jobs, preload=preload, report=finished)
-    logger.info("ffnbook: executed %d notebook pages in %.1f s", len(runs), time.perf_counter() - start)
+    def execute_all() -> None:
+        start = time.perf_counter()
+        _execute(build, runs, jobs=jobs, preload=preload, report=finished)
+        logger.info("ffnbook: executed %d notebook pages in %.1f s", len(runs), time.perf_counter() - start)
+
+    if not _can_fork():
+        logger.info("ffnbook: executing before reading (no child process: threads are running)")
+        return execute_all()
+    # Execute in a child process while this one reads the other pages (the API page's
+    # autodoc, for one); a page's reader waits for its result (Build.result).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            execute_all()
+            status = 0
+        except BaseException:  # noqa: BLE001 - reported, then the readers execute what is missing
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+    build.executor = (pid, os.pidfd_open(pid))
+    build.pending = {run.key: codes[run.key] for run in runs}
+    docnames[:] = [d for d in docnames if d not in build.pending] + [d for d in docnames if d in build.pending]
+
+
+def _can_fork() -> bool:
+    """A child may run the kernels only if this process has no other thread (fork would copy
+    a lock another thread holds) and the pidfd the readers wait on exists."""
+    return hasattr(os, "fork") and hasattr(os, "pidfd_open") and threading.active_count() == 1
+
+
+def _join_executor(app: Sphinx, *_) -> None:
+    """After reading (or when the build stops): the executor has nothing left to do, or must stop."""
+    build = _BUILD
+    if build is None or build.executor is None:
+        return
+    pid, pidfd = build.executor
+    build.executor = None
+    if not select.select([pidfd], [], [], 0)[0]:  # still running: the build stopped early
+        os.kill(pid, signal.SIGTERM)
+    os.waitpid(pid, 0)
+    os.close(pidfd)
 
 
 # --- Sphinx events -------------------------------------------------------------------------------
@@ -528,4 +637,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", _start_build, priority=900)
     app.connect("env-get-outdated", _outdated)
     app.connect("env-before-read-docs", _execute_outdated_notebooks)
+    app.connect("env-updated", _join_executor)
+    app.connect("build-finished", _join_executor)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

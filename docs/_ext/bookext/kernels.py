@@ -223,7 +223,6 @@ class Outcome:
     traceback: str | None = None
     forked: bool = field(default=False)
     exception: BaseException | None = field(default=None, repr=False)  # the failure itself
-    reported: bool = False  # its failure is in the build's log already
 
 
 def _probe_cell(roots: list[str], excluded: list[str]) -> nbformat.NotebookNode:
