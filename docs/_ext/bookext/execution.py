@@ -39,20 +39,22 @@ How it works
   and writers cannot corrupt or delete one another's records. This store serves
   myst-nb's ``cache`` mode in place of jupyter-cache, whose ``truncate_caches`` could
   delete a record another ``-j`` worker had just added.
-* **Execution before reading.** Once Sphinx knows which pages it will read, the main
-  process decides which notebooks must execute and runs them, as many at a time as
-  ``-j`` allows (``ffnbook_execution_jobs``), longest first (by their last run). When
-  there are more of them than can run at once, each gets a fresh kernel forked from a
-  template that has already imported ``ffnbook_kernel_preload`` and no project code
-  (:mod:`bookext.kernels`); otherwise kernels start from scratch. Sphinx then reads
-  every page from its record; a page found stale while being read (edited during the
-  build) is executed there.
+* **Execution beside reading.** Once Sphinx knows which pages it will read, the main
+  process decides which notebooks must execute and forks a child that runs them, as
+  many at a time as ``-j`` allows (``ffnbook_execution_jobs``), longest first (by their
+  last run), while Sphinx reads the other pages (the API page's autodoc, for one); the
+  reader of an executing page waits for its result. When more pages must execute than
+  can run at once, each gets a fresh kernel forked from a template that has already
+  imported ``ffnbook_kernel_preload`` and no project code (:mod:`bookext.kernels`);
+  otherwise kernels start from scratch. A page found stale while being read (edited
+  during the build) is executed there. Where the child cannot be forked (threads
+  running), the pages execute first, then Sphinx reads.
 * **Re-reading.** A page whose record is stale is re-read even when its source did not
   change; a hash over the build machinery is kept in Sphinx's environment, and when it
   changes every page is re-read (rendered again from its record).
 * **Failures.** Every failing page is reported with the failing cell's traceback as soon
   as it has run; reading the first one then stops the build (``nb_execution_raise_on_error``).
-  A failed page leaves no record, so it executes again. The Makefile deletes the saved
+  A failed page leaves no record (only a note for this build's reader), so it executes again. The Makefile deletes the saved
   environment when a build fails, so the next build reports the warnings of pages it
   would otherwise not re-read.
 * **Quiet kernels.** Kernels log errors only (an IPython profile in the build folder):
