@@ -84,9 +84,6 @@ from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
-from .outputs import digest as file_digest
-from .outputs import write_atomically
-
 logger = logging.getLogger(__name__)
 
 DOCS = Path(__file__).resolve().parents[2]  # docs/: the pages and, beside them, this extension
@@ -117,6 +114,14 @@ def rendering_hash(paths=RENDERING) -> str:
             digest.update(str(path.relative_to(root.parent)).encode() + b"\0")
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def file_digest(path: Path) -> str | None:
+    """SHA-256 of a file's bytes; None when it does not exist or cannot be read."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def listing_digest(path: Path) -> str | None:
@@ -186,6 +191,24 @@ def _shown(path: str) -> str:
 
 
 # --- the record store ------------------------------------------------------------------------
+
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` whole: a reader sees the old file or the new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".writing-", suffix=path.suffix)
+    try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # an ordinary file, not mkstemp's owner-only one
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
 
 class RecordStore:
     """One JSON file per page, replaced whole (write a temporary file, then rename)."""
