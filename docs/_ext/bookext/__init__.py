@@ -14,6 +14,7 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.citations` -- author–year citations that never print the same text twice.
 * :mod:`bookext.postprocess` -- the few edits of the finished HTML no hook can make, each checked.
 * :mod:`bookext.publishing` -- link previews, same-host policy, the PDF link, 404 in-page links.
+* :mod:`bookext.explorables` -- interactive figures computed in the browser, no kernel.
 
 The theme's templates the book overrides are in ``docs/_templates/``.
 """
@@ -33,6 +34,7 @@ PARTS = (
     "bookext.citations",
     "bookext.postprocess",
     "bookext.publishing",
+    "bookext.explorables",
 )
 
 

@@ -1,0 +1,110 @@
+"""Explorables: interactive figures that run in the reader's browser, without a kernel.
+
+A page places one with a directive, right after the static figure (or table)
+it generalises; the directive's body is the sentence that introduces it::
+
+    ```{explorable} width
+    Move the model width and the width ratio, or switch to a gated FFN.
+    ```
+
+The argument is one of :data:`ffnbook.explorables.KINDS`. At build time the
+directive asks :func:`ffnbook.explorables.explorable_data` for what the
+browser needs (model-sheet inputs, build-time coefficients, the initial
+settings) and writes it into the page as JSON, inside a ``pst-js-only`` box:
+without JavaScript the box is hidden (and in print, by the stylesheet), so the
+static figure and its caption are what remains. The controls, the numbers and
+the SVG figure are drawn from that JSON by ``_static/explorables/core.js`` and
+the kind's own script (``width.js``, ...), a port of ffnbook's formulas that
+the tests compare with Python.
+
+The scripts and the stylesheet are added only to pages that have an
+explorable, and a kind's script only where that kind is
+(``html-page-context``), so other pages load nothing more.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+FOLDER = "explorables"
+STYLE = f"{FOLDER}/explorables.css"
+
+#: What the box says before the reader touches it, by kind.
+TITLES = {
+    "width": "Explore: how wide, and what it costs",
+    "parameters": "Explore: where the parameters of a model live",
+    "compute": "Explore: FLOPs per token against sequence length",
+    "moe": "Explore: stored and active parameters of a mixture of experts",
+}
+
+
+class explorable(nodes.General, nodes.Element):  # noqa: N801 - docutils node naming
+    """The explorable's box; written as HTML, dropped by other builders."""
+
+
+def visit_explorable_html(self, node: explorable) -> None:
+    kind = node["kind"]
+    data = json.dumps(node["data"], separators=(",", ":"), sort_keys=True).replace("</", "<\\/")
+    self.body.append(
+        f'<div class="ffn-x ffn-x-{kind} pst-js-only" id="{node["ids"][0]}" data-kind="{kind}" '
+        f'role="group" aria-labelledby="{node["ids"][0]}-title">'
+        f'<p class="ffn-x-title" id="{node["ids"][0]}-title">{html.escape(TITLES[kind])}</p>'
+        f'<script type="application/json" class="ffn-x-data">{data}</script>'
+    )
+
+
+def depart_explorable_html(self, node: explorable) -> None:
+    # The script builds the controls, the figure and the numbers in here.
+    self.body.append('<div class="ffn-x-app"></div></div>')
+
+
+def skip_node(self, node) -> None:
+    raise nodes.SkipNode
+
+
+class ExplorableDirective(SphinxDirective):
+    """``{explorable} KIND``: an interactive figure of kind KIND, introduced by the body."""
+
+    required_arguments = 1
+    has_content = True
+
+    def run(self):
+        from ffnbook.explorables import KINDS, explorable_data
+
+        kind = self.arguments[0]
+        if kind not in KINDS:
+            raise self.error(f"explorable kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        node = explorable()
+        node["kind"] = kind
+        node["data"] = explorable_data(kind)
+        node["ids"].append(f"ffn-x-{kind}-{self.env.new_serialno('ffn-x')}")
+        node += self.parse_content_to_nodes()
+        self.set_source_info(node)
+        return [node]
+
+
+def add_explorable_files(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Load the explorables' scripts and stylesheet on the pages that have one, only there."""
+    kinds = sorted({node["kind"] for node in doctree.findall(explorable)}) if doctree is not None else []
+    if kinds:
+        app.add_css_file(STYLE)
+        # Deferred scripts run in document order: the core first, then each kind registers.
+        for name in ("core", *kinds):
+            app.add_js_file(f"{FOLDER}/{name}.js", loading_method="defer")
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_node(
+        explorable,
+        html=(visit_explorable_html, depart_explorable_html),
+        latex=(skip_node, None), text=(skip_node, None), man=(skip_node, None),
+        texinfo=(skip_node, None),
+    )
+    app.add_directive("explorable", ExplorableDirective)
+    app.connect("html-page-context", add_explorable_files)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
