@@ -41,7 +41,7 @@
         g += line(x0, y1, x1, y1, `stroke="${INK}"`) + line(x0, y0, x0, y1, `stroke="${INK}"`);
         const pts = ns.map((n) => X(n) + "," + Y(sc(n))).join(" ");
         g += line(x0, Y(c.ffn), x1, Y(c.ffn), `stroke="${P[0]}" stroke-width="3"`) + `<polyline points="${pts}" fill="none" stroke="${P[1]}" stroke-width="3" stroke-dasharray="8 3"/>`;
-        if (c.window != null) g += line(X(c.window), y0, X(c.window), y1, `stroke="${P[2]}" stroke-dasharray="8 3 2 3"`) + text(+X(c.window) - 4, y0 + 24, "window", 'text-anchor="end"');
+        if (c.window != null) g += line(X(c.window), y0, X(c.window), y1, `stroke="${P[2]}" stroke-dasharray="8 3 2 3"`) + text(+X(c.window) - 4, y0 + 44, "window", 'text-anchor="end"');
         if (c.cross >= nlo && c.cross <= nhi) g += line(X(c.cross), y0, X(c.cross), y1, `stroke="${INK}" stroke-dasharray="2 3"`) + label(X(c.cross), y0 + 10, "n* " + fmt.int(c.cross) + (r.crossover_reached ? "" : " (never reached)"), W);
         g += line(X(s.n_ctx), y0, X(s.n_ctx), y1, `stroke="${INK}" stroke-width="2"`) + `<circle cx="${X(s.n_ctx)}" cy="${Y(r.scores)}" r="5" fill="${P[1]}"/><circle cx="${X(s.n_ctx)}" cy="${Y(c.ffn)}" r="5" fill="${P[0]}"/>`;
         g += text(x0 + 6, +Y(c.ffn) - 7, "FFN") + text(x1, +Y(sc(nhi)) + (sc(nhi) > c.ffn ? 16 : -7), "attention scores", 'text-anchor="end"');

@@ -78,7 +78,7 @@
   const fmt = {
     int: (v) => (v == null ? "not computed" : nf.format(Math.round(v))),
     pct: (v) => (v == null ? "not computed" : (100 * v).toFixed(1) + "%"),
-    x: (v) => (v == null ? "not computed" : +v.toFixed(4) + "\u00d7"),
+    x: (v) => (v == null ? "not computed" : +v.toPrecision(4) + "\u00d7"),
     ratio: (v) => String(+v.toFixed(4)),
     b: (v) => (v / 1e9).toFixed(2) + " billion",
   };

@@ -72,7 +72,11 @@
     ui.update = (s) => {
       const m = data.models[s.model], b = F.parameters(m, s, data.mla), sheet = F.parameters(m, {}, data.mla);
       const moe = b.ffn !== b.ffn_active, rows = [["as in the sheet", shares(sheet, ""), fmt.pct(sheet.ffn_share)], ["as set here", shares(b, ""), fmt.pct(b.ffn_share)]];
-      if (moe) { rows[0][0] += ", stored"; rows[1][0] += ", stored"; rows.push(["as set here, active", shares(b, "_active"), fmt.pct(b.ffn_share_active)]); }
+      if (moe) {
+        rows[0][0] += ", stored"; rows[1][0] += ", stored";
+        rows.splice(1, 0, ["as in the sheet, active", shares(sheet, "_active"), fmt.pct(sheet.ffn_share_active)]);
+        rows.push(["as set here, active", shares(b, "_active"), fmt.pct(b.ffn_share_active)]);
+      }
       ui.show(b, shareBars(rows, PARTS(P), ui.W()), `${s.model} with ${fmt.int(s.n_layers)} blocks, d_model ${fmt.int(s.d_model)}, a vocabulary of ${fmt.int(s.vocab_size)} and ${s.tied_head ? "a tied" : "an untied"} output head holds ${fmt.int(b.total)} parameters: FFN ${fmt.pct(b.ffn_share)}, attention ${fmt.pct(b.attention_share)}, embeddings ${fmt.pct(b.embeddings_share)}` +
         (moe ? `; per token it uses ${fmt.int(b.total_active)}, of which FFN ${fmt.pct(b.ffn_share_active)}.` : ".") + ` As in the sheet, the FFN holds ${fmt.pct(sheet.ffn_share)}.`);
     };
