@@ -119,7 +119,7 @@ AXE_JS = next(
     ROOT / "tests" / "node" / "node_modules" / "axe-core" / "axe.min.js",
 )
 # Lighthouse (make audit only: slow) and axe-core (make audit and make test) run on these.
-LIGHTHOUSE_PAGES = ("index.html", "position-independence.html")
+LIGHTHOUSE_PAGES = ("index.html", "position-independence.html", "width.html")  # width: an explorable
 AXE_PAGES = ("index.html", "position-independence.html", "glossary.html", "parameter-count.html",
              "exercises.html", "compute.html", "api.html", "bibliography.html", "search.html",
              "404.html")
