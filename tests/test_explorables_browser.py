@@ -229,6 +229,13 @@ KEYS = {"range": ["ArrowRight", "ArrowRight", "ArrowLeft", "End", "Home", "PageU
 def test_every_control_moves_by_keyboard_and_shows_ffnbooks_numbers(open_page, kind):
     page = open_page(PAGES[kind])
     check_shown(shown_results(page), expected(kind, shown_settings(page)), f"{kind} first view")
+    # The figure's text alternative is the summary, which screen readers announce politely.
+    summary = page.locator(".ffn-x-summary")
+    assert page.locator(".ffn-x svg").get_attribute("role") == "img"
+    assert page.locator(".ffn-x svg").get_attribute("aria-labelledby") == summary.get_attribute("id")
+    assert summary.get_attribute("aria-live") == "polite"
+    assert page.evaluate("""() => [...document.querySelectorAll('.ffn-x-controls [data-key]')]
+        .every(e => e.labels.length === 1 && e.labels[0].textContent.trim())"""), "a control without a label"
     controls = page.locator(".ffn-x-controls [data-key]")
     keys = [controls.nth(i).get_attribute("data-key") for i in range(controls.count())]
     assert len(keys) >= 2
