@@ -43,12 +43,6 @@ from .parameters import attention_param_count, ffn_param_count
 from .plotting import PALETTE
 from .width import llama_ffn_width
 
-#: Sliding attention windows: each token attends to at most this many positions.
-#: Mistral 7B: ``sliding_window`` 4096 in Hugging Face's MistralConfig, whose
-#: defaults are Mistral-7B-v0.1 (and the window of the paper's Table 1,
-#: arXiv:2310.06825).
-ATTENTION_WINDOWS = {"Mistral 7B": 4096}
-
 #: Kinds of explorable, in the order the chapter meets them.
 KINDS = ("width", "parameters", "compute", "moe")
 
@@ -295,11 +289,12 @@ def compute_state(model: str, n_ctx: int) -> dict:
     FLOPs per token and per layer, by :mod:`ffnbook.compute`'s conventions:
     the FFN (its active experts in an MoE layer), attention's projections and
     its scores against the positions a token attends to (at most the model's
-    sliding window, :data:`ATTENTION_WINDOWS`), and the crossover length of
-    :func:`~ffnbook.compute.model_crossover`, which a window shorter than it
-    keeps out of reach. Values the book does not compute are ``None``: every
-    attention cost of a model whose head size is unconfirmed, and the
-    projections of latent attention.
+    sliding window, the sheet's ``attention_window``), and from
+    :func:`~ffnbook.compute.model_crossover` the crossover length, which a
+    window shorter than it keeps out of reach, the pre-training context and
+    whether the crossover lies beyond it, and the table's note. Values the
+    book does not compute are ``None``: every attention cost of a model whose
+    head size is unconfirmed, and the projections of latent attention.
 
     >>> s = compute_state("GPT-2 small", 1024)
     >>> s["ffn"], s["scores"], s["crossover"]
@@ -308,11 +303,12 @@ def compute_state(model: str, n_ctx: int) -> dict:
     m = get_model(model)
     n_ctx = require_positive_int(n_ctx, "n_ctx")
     row = model_crossover(m)
-    window = ATTENTION_WINDOWS.get(m.name)
+    window = m.attention_window
     attended = n_ctx if window is None else min(n_ctx, window)
     state = {"ffn": row["ffn_flops"], "projections": None, "scores": None, "attention": None,
              "attended": attended, "window": window, "crossover": row["crossover"],
-             "crossover_reached": None, "scores_over_ffn": None}
+             "crossover_reached": None, "scores_over_ffn": None, "context_length": row["context_length"],
+             "beyond_context": row["beyond_context"], "note": row["note"]}
     if m.name in UNCONFIRMED_HEAD_SIZE:
         return state
     d_head, d_head_v = SCORE_HEAD_DIMS.get(m.name, (m.d_head, m.d_head))
@@ -350,7 +346,8 @@ def explorable_data(kind: str) -> dict:
     for every model the breakdown covers (MoE models only for ``moe``), and
     DeepSeek-V3's latent-attention sizes; for ``compute`` each model's FFN and
     projection FLOPs per token, its score FLOPs per attended position, its
-    crossover and window, computed here with :mod:`ffnbook.compute`.
+    crossover, window, pre-training context and note, computed here with
+    :mod:`ffnbook.compute`.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -366,6 +363,7 @@ def explorable_data(kind: str) -> dict:
         for m in load_models():
             one = compute_state(m.name, 1)  # one attended position: the score cost per position
             rows[m.name] = {"ffn": one["ffn"], "proj": one["projections"], "score": one["scores"],
-                            "cross": one["crossover"], "window": one["window"]}
+                            "cross": one["crossover"], "window": one["window"], "ctx": one["context_length"],
+                            "beyond": one["beyond_context"], "note": one["note"]}
         data["models"] = rows
     return data

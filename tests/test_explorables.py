@@ -188,11 +188,20 @@ def test_compute_state_is_the_books_formulas():
 
 
 def test_a_sliding_window_caps_the_scores():
-    window = explorables.ATTENTION_WINDOWS["Mistral 7B"]
+    window = get_model("Mistral 7B").attention_window
     at_window = explorables.compute_state("Mistral 7B", window)
     beyond = explorables.compute_state("Mistral 7B", 8 * window)
     assert beyond["scores"] == at_window["scores"] and beyond["attended"] == window
     assert beyond["crossover"] > window and beyond["crossover_reached"] is False
+    assert beyond["note"] == compute.model_crossover(get_model("Mistral 7B"))["note"]
+
+
+def test_compute_state_says_where_the_crossover_lies_against_the_trained_context():
+    for m in load_models():
+        s = explorables.compute_state(m.name, 512)
+        assert s["context_length"] == m.context_length
+        if s["crossover"] is not None and m.context_length is not None:
+            assert s["beyond_context"] == (s["crossover"] > m.context_length)
 
 
 def test_compute_leaves_unknowns_empty():
