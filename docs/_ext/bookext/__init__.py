@@ -15,6 +15,8 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.postprocess` -- the few edits of the finished HTML no hook can make, each checked.
 * :mod:`bookext.publishing` -- link previews, same-host policy, the PDF link, 404 in-page links.
 * :mod:`bookext.explorables` -- interactive figures computed in the browser, no kernel.
+* :mod:`bookext.reader_notebooks` -- each page as a notebook a reader runs anywhere;
+  launch buttons (Colab, Binder) and downloads point at it.
 
 The theme's templates the book overrides are in ``docs/_templates/``.
 """
@@ -35,6 +37,7 @@ PARTS = (
     "bookext.postprocess",
     "bookext.publishing",
     "bookext.explorables",
+    "bookext.reader_notebooks",
 )
 
 

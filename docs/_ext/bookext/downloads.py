@@ -4,9 +4,10 @@ sphinx-book-theme's download menu (in the article header; theme option
 ``use_download_button``) offers the page's source (``.md``), printing to PDF, and a
 notebook (``.ipynb``) when the page context names one in ``ipynb_source``, as a file
 in the site's ``_sources/``. For each notebook page the book names that file
-(:func:`link_notebook_download`) and writes it (:func:`write_notebook_downloads`,
-with the content :func:`reader_notebook` gives), after the theme and myst-nb have
-written theirs. What the notebook holds is decided in one place, :func:`reader_notebook`.
+(:func:`link_notebook_download`) and writes it (:func:`write_notebook_downloads`),
+after the theme and myst-nb have written theirs: the reader's notebook that
+:mod:`bookext.reader_notebooks` made of the page (the one Colab and Binder open),
+else what :func:`reader_notebook` gives.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.util import logging
+
+from bookext.reader_notebooks import reader_notebook_uri
 
 logger = logging.getLogger(__name__)
 
@@ -60,10 +63,14 @@ def write_notebook_downloads(app: Sphinx, exception) -> None:
         if not source.exists():
             logger.warning("no notebook %s to offer for download", source, location=pagename)
             continue
-        notebook = reader_notebook(json.loads(source.read_text(encoding="utf-8")))
+        written = Path(app.outdir) / reader_notebook_uri(pagename)  # by bookext.reader_notebooks
+        if written.exists():
+            text = written.read_text(encoding="utf-8")
+        else:
+            notebook = reader_notebook(json.loads(source.read_text(encoding="utf-8")))
+            text = json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
         target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             target.write_text(text, encoding="utf-8")
 
