@@ -17,6 +17,7 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.explorables` -- interactive figures computed in the browser, no kernel.
 * :mod:`bookext.reader_notebooks` -- each page as a notebook a reader runs anywhere;
   launch buttons (Colab, Binder) and downloads point at it.
+* :mod:`bookext.copycode` -- a Copy button on every code cell.
 
 The theme's templates the book overrides are in ``docs/_templates/``.
 """
@@ -38,6 +39,7 @@ PARTS = (
     "bookext.publishing",
     "bookext.explorables",
     "bookext.reader_notebooks",
+    "bookext.copycode",
 )
 
 

@@ -206,17 +206,16 @@ class Converter:
             if TARGET.match(line) or line.startswith("%") or line.strip() == "+++":
                 i += 1
                 continue
-            label = DISPLAY_MATH_LABEL.match(line)
-            if label:
-                buffer.append(label.group(1))
-                i += 1
-                continue
             if line.startswith("$$"):  # display math: verbatim up to its closing $$
                 end = i
                 if line.strip() == "$$" or not line.rstrip().endswith("$$") or line.strip() == "$$$$":
-                    end = next((j for j in range(i + 1, len(lines)) if lines[j].rstrip().endswith("$$")),
-                               len(lines) - 1)
-                buffer.extend(lines[i:end + 1])
+                    end = next((j for j in range(i + 1, len(lines)) if lines[j].rstrip().endswith("$$")
+                                or DISPLAY_MATH_LABEL.match(lines[j])), len(lines) - 1)
+                block = lines[i:end + 1]
+                label = DISPLAY_MATH_LABEL.match(block[-1])
+                if label:  # "$$ (label)": MyST's equation label, nothing Jupyter knows
+                    block[-1] = label.group(1)
+                buffer.extend(block)
                 i = end + 1
                 continue
             heading = HEADING.match(line)

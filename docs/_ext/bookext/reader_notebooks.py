@@ -508,6 +508,8 @@ class SiteResolver(Resolver):
             if number:
                 text = shown.replace("%s", number).replace("{number}", number) if shown else \
                     self.app.config.numfig_format["figure"] % number
+                if docname == self.pagename:  # the figure is in this notebook, with that number
+                    return md_escape(text)
                 return f"[{md_escape(text)}]({self.url(docname, labelid)})"
         if role in ("ref", "numref", "any") and label in std["labels"]:
             docname, labelid, title = std["labels"][label]

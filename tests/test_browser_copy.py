@@ -1,0 +1,88 @@
+"""Copy buttons in a real browser (Debian's Chromium via Playwright): click, then read the clipboard.
+
+Skipped, with the reason printed, where Chromium or Playwright is missing.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-sync"]
+
+pytestmark = pytest.mark.build
+
+if not shutil.which(CHROMIUM):
+    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)",
+                allow_module_level=True)
+playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need playwright")
+
+# The code blocks that get a button: every one in the article except cell outputs.
+CODE_BLOCKS = "article div.highlight:not(.cell_output div.highlight)"
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    from sitecheck import serve
+
+    with serve(site) as base:
+        yield base
+
+
+@pytest.fixture
+def page(server):
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        context = browser.new_context()
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.rstrip("/"))
+        yield context.new_page()
+        browser.close()
+
+
+def clipboard(page) -> str:
+    return page.evaluate("navigator.clipboard.readText()")
+
+
+def test_every_code_cell_has_a_named_copy_button_that_copies_its_code(server, page):
+    page.goto(server + "position-independence.html")
+    blocks = page.locator(CODE_BLOCKS)
+    buttons = page.get_by_role("button", name="Copy code")
+    assert blocks.count() > 5 and buttons.count() == blocks.count()
+
+    cell = page.locator(".cell").filter(has=page.locator(".cell_output")).first
+    code = cell.locator(".cell_input pre").text_content().rstrip()
+    output = cell.locator(".cell_output").text_content().strip()
+    button = cell.get_by_role("button", name="Copy code")
+    button.click()
+    page.get_by_role("status").filter(has_text="Copied").wait_for()
+    assert clipboard(page) == code
+    assert output not in clipboard(page)
+    assert button.text_content() == "Copied"
+
+
+def test_the_keyboard_reaches_and_presses_copy(server, page):
+    page.goto(server + "position-independence.html")
+    for _ in range(200):  # Tab from the top until a copy button has focus
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.classList.contains('ffn-copy')"):
+            break
+    else:
+        pytest.fail("no copy button is reachable with Tab")
+    code = page.evaluate("document.activeElement.parentElement.querySelector('pre').textContent")
+    page.keyboard.press("Enter")
+    page.get_by_role("status").filter(has_text="Copied").wait_for()
+    assert clipboard(page) == code.rstrip()
+
+
+def test_a_console_session_is_copied_without_prompts_or_outputs(server, page):
+    page.goto(server + "api.html")
+    block = page.locator("div.doctest div.highlight").filter(has_text=">>> p = init_ffn_params").first
+    typed = [line[4:] for line in block.locator("pre").text_content().splitlines()
+             if line.startswith((">>> ", "... "))]
+    assert typed and len(typed) < len(block.locator("pre").text_content().splitlines())
+    block.get_by_role("button", name="Copy code").click()
+    page.get_by_role("status").filter(has_text="Copied").wait_for()
+    assert clipboard(page) == "\n".join(typed)
