@@ -141,6 +141,15 @@ def test_a_glued_figure_splits_the_cell_around_its_code():
     assert pieces[2] == "**Fig. 1** The caption.\n\nAfter."
 
 
+def test_design_containers_images_and_text_roles_keep_their_words():
+    text = ("Press {guilabel}`Run`.\n\n::::{tab-set}\n:::{tab-item} NumPy\nBody.\n:::\n::::\n\n"
+            "```{figure} plot.png\n:alt: A line.\n\nIts caption.\n```")
+    fake = Fake()
+    [markdown] = convert(text, fake)
+    assert markdown == "Press Run.\n\n**NumPy**\n\nBody.\n\n![A line.](plot.png)\n\nIts caption."
+    assert not fake.warnings
+
+
 def test_display_math_keeps_dollars_and_drops_its_label():
     [markdown] = convert("$$\ny = W x\n$$ (eq-y)\n\nText $a_{i}$.")
     assert markdown == "$$\ny = W x\n$$\n\nText $a_{i}$."

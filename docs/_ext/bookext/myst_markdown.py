@@ -43,8 +43,12 @@ ADMONITION_TITLES = {
     "note": "Note", "tip": "Tip", "hint": "Hint", "important": "Important",
     "warning": "Warning", "caution": "Caution", "attention": "Attention", "danger": "Danger",
     "error": "Error", "seealso": "See also", "margin": "", "sidebar": "", "topic": "",
-    "epigraph": "", "admonition": "",
+    "epigraph": "", "admonition": "", "highlights": "", "pull-quote": "",
 }
+# sphinx-design and docutils containers: their title (if any) in bold, then their content.
+CONTAINERS = {"div", "container", "table", "grid", "grid-item", "grid-item-card", "card",
+              "tab-set", "tab-item", "rubric", "only"}
+TEXT_ROLES = {"guilabel", "menuselection", "dfn", "index", "strong", "emphasis", "title-reference"}
 CODE_DIRECTIVES = {"code", "code-block", "sourcecode"}
 GLUE_DIRECTIVES = {"glue", "glue:any", "glue:figure", "glue:md", "glue:math"}
 PY_ROLES = {"func", "class", "meth", "mod", "obj", "attr", "data", "exc", "const", "function"}
@@ -86,6 +90,10 @@ class Resolver:
 
     def literalinclude(self, path: str, options: dict) -> tuple[str, str]:
         raise FileNotFoundError(path)
+
+    def image(self, path: str, options: dict, caption: str) -> str:
+        """A Markdown image of a file the page shows, with its caption."""
+        return f"![{md_escape(str(options.get('alt', '')))}]({path})\n\n{caption}".strip()
 
 
 def md_escape(text: str) -> str:
@@ -145,7 +153,7 @@ class Converter:
         if name == "cite" or name.startswith("cite:"):
             kind = name.partition(":")[2] or "p"
             return r.cite([k.strip() for k in content.split(",") if k.strip()], kind)
-        if name in ("doc", "ref", "numref", "eq", "any", "std:ref", "std:doc"):
+        if name in ("doc", "ref", "numref", "any", "std:ref", "std:doc"):
             return r.xref(name.rpartition(":")[2], shown, target.strip())
         if name.startswith("py:") or name in PY_ROLES:
             kind = name.rpartition(":")[2]
@@ -164,6 +172,10 @@ class Converter:
             return md_escape(re.sub(r"\s*\(.*\)\s*$", "", content))
         if name in ("code", "literal", "samp", "file", "command", "program"):
             return f"`{content}`"
+        if name in TEXT_ROLES:
+            return md_escape(re.sub(r"\s*<[^<>]*>\s*$", "", content) if name == "index" else shown or target)
+        if name == "eq":
+            return r.xref("eq", shown, target.strip())
         r.warn(f"reader notebook: the role {{{name}}} has no Markdown form (in {{{name}}}`{content}`)")
         return md_escape(shown or target)
 
@@ -302,9 +314,13 @@ class Converter:
                             "open" in options)]
         if name == "self-check":
             return [self.self_check("\n".join(content))]
-        if name in ("div", "container", "table"):
-            caption = f"**{self.inline(argument)}**\n\n" if argument else ""
+        if name in CONTAINERS:
+            caption = f"**{self.inline(argument)}**\n\n" if argument and name != "only" else ""
             return [caption + self._body(content)]
+        if name in ("figure", "image"):
+            return [r.image(argument.strip(), options, self._body(content))]
+        if name == "raw" and argument.strip() == "html":
+            return ["\n".join(content)]
         if name in CODE_DIRECTIVES:
             return [f"```{argument.strip()}\n" + "\n".join(content).strip("\n") + "\n```"]
         if name == "literalinclude":

@@ -511,6 +511,12 @@ class SiteResolver(Resolver):
                 if docname == self.pagename:  # the figure is in this notebook, with that number
                     return md_escape(text)
                 return f"[{md_escape(text)}]({self.url(docname, labelid)})"
+        if role == "eq":
+            found = self.env.domaindata.get("math", {}).get("objects", {}).get(target)
+            if found:
+                docname, number = found
+                text = f"({number})" if number else target
+                return text if docname == self.pagename else f"[{text}]({self.url(docname, f'equation-{target}')})"
         if role in ("ref", "numref", "any") and label in std["labels"]:
             docname, labelid, title = std["labels"][label]
             return f"[{md_escape(shown or title)}]({self.url(docname, labelid)})"
@@ -613,6 +619,13 @@ class SiteResolver(Resolver):
         if text.strip():
             pieces.append(text)
         return pieces
+
+    def image(self, path: str, options: dict, caption: str) -> str:
+        rel, _ = self.env.relfn2path(path, self.pagename)
+        found = self.env.images.get(rel) if "://" not in path else None
+        url = path if found is None else \
+            self.app.config.ffnbook_site_url.rstrip("/") + f"/{self.app.builder.imagedir}/{found[1]}"
+        return super().image(url, options, caption)
 
     def literalinclude(self, path: str, options: dict) -> tuple[str, str]:
         from sphinx.directives.code import LiteralIncludeReader
