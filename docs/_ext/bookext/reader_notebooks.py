@@ -614,8 +614,10 @@ class SiteResolver(Resolver):
         number = self._figure_number(self.pagename, options.get("name", "")) if options.get("name") else ""
         label = self.app.config.numfig_format["figure"] % number if number else ""
         text = f"**{label}** {caption}".strip() if label else caption
-        if options.get("alt"):
-            text += "\n\n" + details("Text description of the figure", md_escape(str(options["alt"])))
+        # The alt text the site gives the figure: the page's, else the figure's own (bookext.figurealt).
+        alt = options.get("alt") or " ".join(str(data.get("text/plain", "")).split())
+        if alt and not alt.startswith("<"):
+            text += "\n\n" + details("Text description of the figure", md_escape(str(alt)))
         if text.strip():
             pieces.append(text)
         return pieces
