@@ -112,7 +112,8 @@ def downloaded_notebooks(site: Path) -> dict[str, dict]:
     found = {}
     for executed in sorted((site.parent / "jupyter_execute").glob("*.ipynb")):
         page = executed.stem
-        [href] = {a["href"] for a in soup_of(site, page).select("a[download]") if a["href"].endswith(".ipynb")}
+        [href] = {a["href"] for a in soup_of(site, page).find_all("a", href=True)
+                  if a["href"].endswith(".ipynb") and "://" not in a["href"]}
         found[page] = json.loads((site / href).read_text(encoding="utf-8"))
     return found
 
