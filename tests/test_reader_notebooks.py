@@ -150,6 +150,20 @@ def test_design_containers_images_and_text_roles_keep_their_words():
     assert not fake.warnings
 
 
+def test_directive_options_are_read_as_myst_reads_them():
+    seen = {}
+
+    class Include(Fake):
+        def literalinclude(self, path, options):
+            seen.update(options, path=path)
+            return "x = 1", "python"
+
+    [markdown] = convert('```{literalinclude} ../a.py\n:start-at: "    for step in steps:"\n:lines: 2-3\n```',
+                         Include())
+    assert markdown == "```python\nx = 1\n```"
+    assert seen == {"path": "../a.py", "start-at": "    for step in steps:", "lines": "2-3"}
+
+
 def test_display_math_keeps_dollars_and_drops_its_label():
     [markdown] = convert("$$\ny = W x\n$$ (eq-y)\n\nText $a_{i}$.")
     assert markdown == "$$\ny = W x\n$$\n\nText $a_{i}$."

@@ -286,7 +286,10 @@ class Converter:
             m = re.match(r"^:([\w-]+):\s*(.*)$", body[i])
             if not m:
                 break
-            options[m.group(1)] = m.group(2).strip() or True
+            value = m.group(2).strip()
+            if value[:1] in ('"', "'"):  # quoted, as MyST reads it: YAML
+                value = yaml.safe_load(value)
+            options[m.group(1)] = value if value != "" else True
             i += 1
         return options, body[i:]
 
@@ -324,7 +327,11 @@ class Converter:
         if name in CODE_DIRECTIVES:
             return [f"```{argument.strip()}\n" + "\n".join(content).strip("\n") + "\n```"]
         if name == "literalinclude":
-            code, language = r.literalinclude(argument.strip(), options)
+            try:
+                code, language = r.literalinclude(argument.strip(), options)
+            except (OSError, ValueError) as err:
+                r.warn(f"reader notebook: literalinclude {argument.strip()}: {err}")
+                return []
             return [f"```{language}\n{code.rstrip()}\n```"]
         if name == "math":
             return ["$$\n" + "\n".join(content).strip("\n") + "\n$$"]
