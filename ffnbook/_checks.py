@@ -55,6 +55,26 @@ def require_positive_int(value, name: str) -> int:
     return int(value)
 
 
+def require_interval(lo, hi) -> tuple[float, float]:
+    """Return ``(lo, hi)`` as floats if both are finite and ``lo < hi``, else raise ValueError."""
+    if not (np.isfinite(lo) and np.isfinite(hi)) or not lo < hi:
+        raise ValueError(f"need finite lo < hi, got lo={lo!r}, hi={hi!r}")
+    return float(lo), float(hi)
+
+
+def input_grid(lo, hi, n) -> np.ndarray:
+    """``n`` evenly spaced inputs from ``lo`` to ``hi`` (both included), checked.
+
+    >>> input_grid(-1.0, 1.0, 5)
+    array([-1. , -0.5,  0. ,  0.5,  1. ])
+    """
+    n = require_positive_int(n, "n")
+    if n < 2:
+        raise ValueError(f"n must be at least 2 to span an interval, got {n}")
+    lo, hi = require_interval(lo, hi)
+    return np.linspace(lo, hi, n)
+
+
 def lookup(table: dict, name, what: str = "activation"):
     """``table[name]`` for a name-keyed registry, or an error listing the valid names.
 

@@ -2,56 +2,43 @@
 
 Each function draws on :func:`ffnbook.plotting.new_figure` and returns a
 :class:`~ffnbook.plotting.BookFigure`; the numbers behind the curves come
-from :mod:`ffnbook.activations`.
+from :mod:`ffnbook.activations`, :mod:`ffnbook.derivatives` and
+:mod:`ffnbook.tanh_approximation`, and the names in legends and alt text from
+:data:`ffnbook.activations.LABELS`.
 """
 
 from __future__ import annotations
 
-import math
-from typing import NamedTuple
-
 import numpy as np
 
-from .activations import get_activation, get_derivative, tanh_approximation_error
+from ._checks import input_grid
+from .activations import LABELS, get_activation
+from .derivatives import get_derivative
 from .plotting import PALETTE, BookFigure, new_figure, styled
-
-#: Display names for the activations drawn in the book.
-LABELS = {
-    "relu": "ReLU",
-    "gelu": "GELU (exact)",
-    "gelu_tanh": "GELU (tanh approx.)",
-    "silu": "SiLU / Swish-1",
-    "identity": "identity",
-}
+from .tanh_approximation import tanh_approximation_error, tanh_error_shape, tanh_minus_exact
 
 _DEFAULT_NAMES = ("relu", "gelu", "silu")
 
 
-def _check_range(lo: float, hi: float) -> None:
-    if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
-        raise ValueError(f"need finite lo < hi, got lo={lo!r}, hi={hi!r}")
-
-
-def _check_names(names) -> tuple[str, ...]:
+def _checked_curves(names, lo, hi) -> tuple[tuple[str, ...], np.ndarray]:
+    """The activation names, checked, and the grid of inputs every curve figure plots on."""
     names = tuple(names)
     if not names:
         raise ValueError("need at least one activation name")
     for name in names:
         get_activation(name)  # raises for unknown names
-    return names
+    return names, input_grid(lo, hi, 1201)
 
 
 def _draw_curves(names, lo, hi, which: str, ylabel: str, description: str) -> BookFigure:
-    names = _check_names(names)
-    _check_range(lo, hi)
-    x = np.linspace(lo, hi, 1201)
+    names, x = _checked_curves(names, lo, hi)
     fig = new_figure(7.0, 4.0)
     ax = fig.add_subplot()
     styles = ("-", "--", "-.", ":")
     for i, name in enumerate(names):
         f = get_activation(name) if which == "value" else get_derivative(name)
         ax.plot(x, f(x), color=PALETTE[i % len(PALETTE)], linestyle=styles[i % len(styles)],
-                linewidth=2, label=LABELS.get(name, name))
+                linewidth=2, label=LABELS[name])
     ax.axhline(0, color="#444444", linewidth=0.8)
     ax.axvline(0, color="#444444", linewidth=0.8)
     ax.set_xlabel("pre-activation input x (dimensionless)")
@@ -69,16 +56,14 @@ def _range_words(lo: float, hi: float) -> str:
 def activation_curves(names=_DEFAULT_NAMES, lo: float = -4.0, hi: float = 4.0) -> BookFigure:
     """The activations ``names`` plotted over ``[lo, hi]``; the description is the alt text.
 
-    >>> activation_curves().description.startswith("Line plot of ReLU, GELU (exact), SiLU / Swish-1 for inputs from -4 to 4.")
+    >>> activation_curves().description.startswith("Line plot of ReLU, GELU, SiLU for inputs from -4 to 4.")
     True
     """
-    names = _check_names(names)
-    _check_range(lo, hi)
-    x = np.linspace(lo, hi, 1201)
+    names, x = _checked_curves(names, lo, hi)
     lowest = {n: float(get_activation(n)(x).min()) for n in names}
-    dips = [f"{LABELS.get(n, n)} reaches {v:.3f}" for n, v in lowest.items() if v < 0]
+    dips = [f"{LABELS[n]} reaches {v:.3f}" for n, v in lowest.items() if v < 0]
     description = (
-        "Line plot of " + ", ".join(LABELS.get(n, n) for n in names) + f" {_range_words(lo, hi)}. "
+        "Line plot of " + ", ".join(LABELS[n] for n in names) + f" {_range_words(lo, hi)}. "
         "All of them are near zero for large negative inputs and near the line y = x for large "
         "positive ones. ReLU has a sharp corner at zero; the smooth curves dip below zero for "
         "negative inputs" + (" (lowest values: " + "; ".join(dips) + ")" if dips else "") + "."
@@ -89,14 +74,12 @@ def activation_curves(names=_DEFAULT_NAMES, lo: float = -4.0, hi: float = 4.0) -
 @styled
 def derivative_curves(names=_DEFAULT_NAMES, lo: float = -4.0, hi: float = 4.0) -> BookFigure:
     """The closed-form derivatives of ``names`` over ``[lo, hi]``; the description is the alt text."""
-    names = _check_names(names)
-    _check_range(lo, hi)
-    x = np.linspace(lo, hi, 1201)
+    names, x = _checked_curves(names, lo, hi)
     extremes = {n: (float(get_derivative(n)(x).min()), float(get_derivative(n)(x).max())) for n in names}
     description = (
-        "Line plot of the derivatives of " + ", ".join(LABELS.get(n, n) for n in names)
+        "Line plot of the derivatives of " + ", ".join(LABELS[n] for n in names)
         + f" {_range_words(lo, hi)}. "
-        + "; ".join(f"{LABELS.get(n, n)}'s slope runs from {a:.3f} to {b:.3f}" for n, (a, b) in extremes.items())
+        + "; ".join(f"{LABELS[n]}'s slope runs from {a:.3f} to {b:.3f}" for n, (a, b) in extremes.items())
         + ". ReLU's is a step at the origin; the smooth ones rise through one half at zero, "
         "dip slightly below zero for moderately negative inputs and overshoot one before "
         "settling back."
@@ -109,22 +92,19 @@ def derivative_curves(names=_DEFAULT_NAMES, lo: float = -4.0, hi: float = 4.0) -
 @styled
 def tanh_error_curve(lo: float = -6.0, hi: float = 6.0, n: int = 120001) -> BookFigure:
     """The tanh approximation minus exact GELU, with the largest gap marked at ``±at_x``."""
-    from .activations import gelu, gelu_tanh
-
-    _check_range(lo, hi)
     err = tanh_approximation_error(lo, hi, n)
-    x = np.linspace(lo, hi, n)
+    x = input_grid(lo, hi, n)
     fig = new_figure(7.0, 3.6)
     ax = fig.add_subplot()
-    ax.plot(x, gelu_tanh(x) - gelu(x), color=PALETTE[0], linewidth=2)
+    ax.plot(x, tanh_minus_exact(x), color=PALETTE[0], linewidth=2)
     ax.axhline(0, color="#444444", linewidth=0.8)
     for sign in (-1, 1):
         xs = sign * err.at_x
-        ys = float(gelu_tanh(np.array([xs]))[0] - gelu(np.array([xs]))[0])
+        ys = float(tanh_minus_exact(np.array([xs]))[0])
         ax.plot([xs], [ys], "o", color=PALETTE[1], markersize=7)
     ax.annotate(
         f"largest |error| {err.max_abs_error:.1e}\nat x = ±{err.at_x:.2f}",
-        xy=(err.at_x, float(gelu_tanh(np.array([err.at_x]))[0] - gelu(np.array([err.at_x]))[0])),
+        xy=(err.at_x, float(tanh_minus_exact(np.array([err.at_x]))[0])),
         xytext=(0.36, 0.84), textcoords="axes fraction", color="#111111",
         arrowprops={"arrowstyle": "->", "color": "#444444"},
     )
@@ -140,24 +120,3 @@ def tanh_error_curve(lo: float = -6.0, hi: float = 6.0, n: int = 120001) -> Book
         f"and stays below a hundredth of that peak beyond ±{shape.fades_beyond:.1f}."
     )
     return BookFigure(fig, description)
-
-
-class TanhErrorShape(NamedTuple):
-    """Landmarks of the curve ``gelu_tanh(x) - gelu(x)`` for ``x >= 0`` (it is even in ``x``)."""
-
-    dip: float  #: its most negative value
-    dip_at: float  #: where that is
-    fades_beyond: float  #: ``|x|`` beyond which ``|error|`` stays under 1% of its largest value
-
-
-def tanh_error_shape(lo: float = -6.0, hi: float = 6.0, n: int = 120001) -> TanhErrorShape:
-    """Where the tanh approximation's error dips and where it fades, for the alt text."""
-    from .activations import gelu, gelu_tanh
-
-    _check_range(lo, hi)
-    x = np.linspace(lo, hi, n)
-    x = x[x >= 0]
-    error = gelu_tanh(x) - gelu(x)
-    dip = int(np.argmin(error))
-    above = np.nonzero(np.abs(error) >= 0.01 * np.abs(error).max())[0]
-    return TanhErrorShape(float(error[dip]), float(x[dip]), float(x[above[-1]]))

@@ -13,8 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._checks import as_float_array
-from .activation_figures import LABELS
-from .activations import get_activation
+from .activations import LABELS, get_activation
 from .feedforward import check_input, check_params, ffn
 from .plotting import PALETTE, BookFigure, new_figure, styled
 
@@ -180,7 +179,7 @@ def hidden_layer_figure(x, params, activation: str = "relu", bins: int = 60) -> 
     right.set_ylabel("fraction of hidden units active")
     right.set_title("active units per position")
     right.legend(loc="upper right")
-    name = LABELS.get(activation, activation)
+    name = LABELS[activation]
     description = (
         f"Left, a histogram with a logarithmic count axis of all {pre.size:,} hidden values, "
         f"before {name} (a bell shape centred near zero, from {pre.min():.1f} to "
@@ -229,15 +228,13 @@ def conv1d_equivalence_max_diff(params, x, activation: str = "relu") -> float:
     import torch
     from torch import nn
 
-    from .torch_ffn import TORCH_ACTIVATIONS
+    from .torch_ffn import TORCH_ACTIVATIONS, load_linear
 
     expand = nn.Conv1d(params.d_model, params.d_ff, kernel_size=1).double()
     compress = nn.Conv1d(params.d_ff, params.d_model, kernel_size=1).double()
+    load_linear(expand, params.W1, params.b1)  # weight (d_ff, d_model, 1): W1.T with a kernel axis
+    load_linear(compress, params.W2, params.b2)
     with torch.no_grad():
-        expand.weight.copy_(torch.from_numpy(params.W1.T.copy()).unsqueeze(-1))
-        expand.bias.copy_(torch.from_numpy(params.b1))
-        compress.weight.copy_(torch.from_numpy(params.W2.T.copy()).unsqueeze(-1))
-        compress.bias.copy_(torch.from_numpy(params.b2))
         channels_first = torch.from_numpy(np.ascontiguousarray(x)).transpose(1, 2)
         out = compress(TORCH_ACTIVATIONS[activation]()(expand(channels_first)))
         conv_out = out.transpose(1, 2).numpy()

@@ -32,6 +32,10 @@ from .plotting import PALETTE, BookFigure, new_figure, styled
 
 Layer = Callable[[np.ndarray], np.ndarray]
 
+#: The layer norms' default ``eps``, as ``torch.nn.LayerNorm``'s (the tiny trained
+#: transformer of :mod:`ffnbook.tiny_transformer` uses it too).
+LN_EPS = 1e-5
+
 #: The two placements of layer normalisation that :func:`transformer_block` knows.
 NORM_PLACEMENTS = ("pre", "post")
 
@@ -47,7 +51,7 @@ def _positive_float(value, name: str) -> float:
     return float(value)
 
 
-def layer_norm(x, eps: float = 1e-5, gain=None, bias=None) -> np.ndarray:
+def layer_norm(x, eps: float = LN_EPS, gain=None, bias=None) -> np.ndarray:
     """Normalise every vector on the last axis of ``x`` to mean 0 and variance 1.
 
     Computes ``(x - mean) / sqrt(var + eps) * gain + bias`` per position, with
@@ -108,7 +112,7 @@ def transformer_block(
     n_heads: int,
     norm: str = "pre",
     activation: str = "relu",
-    eps: float = 1e-5,
+    eps: float = LN_EPS,
 ) -> np.ndarray:
     """One transformer block: attention and FFN, each with a residual add and a layer norm.
 

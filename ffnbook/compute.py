@@ -30,24 +30,9 @@ import time
 from typing import NamedTuple, Sequence
 
 from ._checks import require_positive_int
+from .models import ModelConfig, load_models
+from .parameters import ffn_param_count, gated_ffn_param_count
 from .plotting import PALETTE, BookFigure, new_figure, styled
-
-#: Per-head query/key and value widths for models whose attention does not use
-#: ``d_model / n_heads``. DeepSeek-V3's multi-head latent attention scores with
-#: 128 "no-position" plus 64 rotary dimensions per head and returns 128-d
-#: values (official ``inference/configs/config_671B.json``: qk_nope_head_dim,
-#: qk_rope_head_dim, v_head_dim; see the project's models_notes.md).
-SCORE_HEAD_DIMS = {"DeepSeek-V3": (128 + 64, 128)}
-
-#: Models whose head size the fact sheet does not confirm; their crossover is
-#: not computed rather than guessed (PaLM's heads are not d_model / n_heads wide).
-UNCONFIRMED_HEAD_SIZE = {"PaLM 540B": "head size unknown"}
-
-#: Attention spans shorter than the context (Mistral 7B's sliding window, from
-#: its HF MistralConfig defaults and the paper's Table 1): each token's score
-#: cost stops growing at the window, so the crossover may never be reached.
-#: The window itself is the sheet's ``attention_window`` column.
-ATTENTION_NOTES = {"Mistral 7B": "sliding window"}
 
 
 def _positive_number(value, name: str) -> float:
@@ -71,11 +56,9 @@ def ffn_flops_per_token(d_model: int, d_ff: int, *, gated: bool = False, n_activ
     >>> ffn_flops_per_token(4096, 14336, gated=True, n_active=2)  # Mixtral: two SwiGLU experts
     704643072
     """
-    d_model = require_positive_int(d_model, "d_model")
-    d_ff = require_positive_int(d_ff, "d_ff")
     n_active = require_positive_int(n_active, "n_active")
-    n_matrices = 3 if gated else 2
-    return 2 * n_matrices * d_model * d_ff * n_active
+    weights = (gated_ffn_param_count if gated else ffn_param_count)(d_model, d_ff, bias=False)
+    return 2 * weights * n_active
 
 
 def _head_dims(d_model, n_heads, d_head, d_head_v):
@@ -246,8 +229,11 @@ def model_crossover(model) -> dict:
 
     Uses the FFN of the model's mixture-of-experts layers if it has them
     (``experts_per_token`` routed plus ``n_shared_experts`` shared experts of
-    width ``d_ff``), else its dense FFN. ``crossover`` is ``None`` for models
-    whose head size is not confirmed, with the reason in ``note``.
+    width ``d_ff``), else its dense FFN. The heads' query/key and value widths
+    (``d_head``, ``d_head_v``) come from the sheet; DeepSeek-V3's latent
+    attention scores in more dimensions than it returns. ``crossover`` is
+    ``None`` for models whose head size the sheet does not confirm, with the
+    reason in ``note``.
 
     Also reported: ``context_length`` (the pre-training context, ``None`` if the
     sheet does not give it), ``attention_span`` (the most positions a token's
@@ -256,9 +242,8 @@ def model_crossover(model) -> dict:
     and ``reachable`` (whether any token's score cost can reach the FFN's
     within the span; ``False`` for a window shorter than the crossover).
     """
-    for field in ("name", "d_model", "n_heads", "d_ff", "gated"):
-        if not hasattr(model, field):
-            raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    if not isinstance(model, ModelConfig):
+        raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
     if model.is_moe:
         n_active = model.experts_per_token + model.n_shared_experts
         d_ff = model.d_ff
@@ -268,7 +253,12 @@ def model_crossover(model) -> dict:
     row = {
         "model": model.name,
         "ffn_type": model.ffn_type,
+        "ffn_label": model.ffn_type_label,
+        "gated": model.gated,
         "d_model": model.d_model,
+        "n_heads": model.n_heads,
+        "d_head": model.d_head,
+        "d_head_v": model.d_head_v,
         "d_ff": d_ff,
         "n_active": n_active,
         "ffn_flops": ffn,
@@ -276,22 +266,22 @@ def model_crossover(model) -> dict:
         "crossover": None,
         "crossover_over_d_ff": None,
         "note": "",
-        "context_length": getattr(model, "context_length", None),
-        "attention_span": getattr(model, "attention_span", None),
-        "attention_window": getattr(model, "attention_window", None),
+        "context_length": model.context_length,
+        "attention_span": model.attention_span,
+        "attention_window": model.attention_window,
         "beyond_context": None,
         "reachable": None,
     }
-    if model.name in UNCONFIRMED_HEAD_SIZE:
-        row["note"] = UNCONFIRMED_HEAD_SIZE[model.name]
+    if model.d_head is None:
+        row["note"] = "head size unknown"
         return row
-    d_head, d_head_v = SCORE_HEAD_DIMS.get(model.name, (model.d_head, model.d_head))
-    if model.name in SCORE_HEAD_DIMS:
+    d_head, d_head_v = model.d_head, model.d_head_v
+    if model.latent_attention is not None:
         row["note"] = f"MLA, {d_head}/{d_head_v}-d heads"
     elif model.architecture == "encoder-decoder":
         row["note"] = "self-attention only"
-    elif model.name in ATTENTION_NOTES:
-        row["note"] = ATTENTION_NOTES[model.name]
+    elif model.attention_window is not None:
+        row["note"] = "sliding window"
     crossover = crossover_length(ffn, model.n_heads, d_head, d_head_v)
     row.update(
         d_attn=model.n_heads * d_head,
@@ -304,7 +294,7 @@ def model_crossover(model) -> dict:
         row["reachable"] = crossover <= row["attention_span"]
     if row["attention_window"] is not None and not row["reachable"]:
         row["note"] = f"sliding window {row['attention_window']:,}: never reached"
-    elif not getattr(model, "attention_window_known", True):
+    elif not model.attention_window_known:
         row["note"] = "some layers banded (size not given)"
     return row
 
@@ -312,8 +302,6 @@ def model_crossover(model) -> dict:
 def crossover_rows(models=None) -> list[dict]:
     """:func:`model_crossover` for every model of the fact sheet (or of ``models``)."""
     if models is None:
-        from .models import load_models
-
         models = load_models()
     return [model_crossover(m) for m in models]
 
@@ -346,7 +334,7 @@ def crossover_table(models=None):
         return lambda v: "–" if v is None else format(v, fmt)
 
     rows = [
-        dict(row, ffn=row["ffn_type"] + (f" × {row['n_active']}" if row["n_active"] > 1 else ""))
+        dict(row, ffn=row["ffn_label"] + (f" × {row['n_active']}" if row["n_active"] > 1 else ""))
         for row in crossover_rows(models)
     ]
     return MarkdownTable(

@@ -23,6 +23,7 @@ import numpy as np
 from ._checks import as_float_array, lookup, require_finite, require_positive_int, require_shape
 from .activations import gelu, identity, relu, sigmoid, silu
 from .feedforward import check_input
+from .parameters import ffn_param_count, gated_ffn_param_count  # noqa: F401  (gated.gated_ffn_param_count on pages)
 
 #: Activation names :func:`gated_ffn` accepts, mapped to the NumPy functions.
 GATE_ACTIVATIONS = {
@@ -178,47 +179,20 @@ def hidden_values(x, params: GatedParams, activation: str = "silu") -> GateSampl
     return GateSample(gate.ravel(), linear.ravel(), (gate * linear).ravel())
 
 
-def gated_ffn_param_count(d_model: int, d_ff: int) -> int:
-    """Parameters of a bias-free gated FFN: three matrices of ``d_model·d_ff``.
-
-    >>> gated_ffn_param_count(768, 2048)
-    4718592
-    """
-    d_model = require_positive_int(d_model, "d_model")
-    d_ff = require_positive_int(d_ff, "d_ff")
-    return 3 * d_model * d_ff
-
-
-def equal_parameter_width(d_ff_classic: int) -> float:
+def equal_parameter_width(d_ff_classic: float) -> float:
     """The gated width with the parameters of a bias-free classic FFN of width ``d_ff_classic``.
 
-    ``2·d·d_ff = 3·d·d_ff'`` gives ``d_ff' = 2/3·d_ff``, whatever ``d_model``.
+    ``2·d·d_ff = 3·d·d_ff'`` gives ``d_ff' = 2/3·d_ff``, whatever ``d_model``: the
+    book's one statement of the two-thirds rule. ``d_ff_classic`` may also be a
+    ratio to ``d_model`` (4 gives 8/3).
 
     >>> equal_parameter_width(3072)
     2048.0
     """
-    d_ff_classic = require_positive_int(d_ff_classic, "d_ff_classic")
+    if isinstance(d_ff_classic, bool) or not isinstance(d_ff_classic, (int, float, np.integer, np.floating)) \
+            or not (d_ff_classic > 0 and np.isfinite(d_ff_classic)):
+        raise ValueError(f"d_ff_classic must be a positive number, got {d_ff_classic!r}")
     return 2 * d_ff_classic / 3
-
-
-def model_ffn_param_count(model) -> int:
-    """Parameters of one FFN of a model from :mod:`ffnbook.models`, gated or classic.
-
-    Uses the model's dense FFN width, its FFN type and whether it has biases.
-
-    >>> from ffnbook.models import get_model
-    >>> model_ffn_param_count(get_model("T5-base v1.0")) == 2 * 768 * 3072
-    True
-    """
-    from .parameters import ffn_param_count
-
-    if not hasattr(model, "gated") or not hasattr(model, "d_ff_dense"):
-        raise TypeError(f"expected a ffnbook.models.ModelConfig, got {type(model).__name__}")
-    if model.gated:
-        if model.ffn_bias:
-            raise ValueError(f"{model.name}: gated FFNs with biases are not modelled here")
-        return gated_ffn_param_count(model.d_model, model.d_ff_dense)
-    return ffn_param_count(model.d_model, model.d_ff_dense, bias=model.ffn_bias)
 
 
 # --- Figures --------------------------------------------------------------------------------
@@ -231,7 +205,6 @@ def parameter_budget_figure(d_model: int, d_ff_classic: int):
     the horizontal line is the classic FFN's budget at ``d_ff_classic``, and it
     meets the gated line at ``2/3·d_ff_classic``.
     """
-    from .parameters import ffn_param_count
     from .plotting import PALETTE, BookFigure, new_figure, styled
 
     d_model = require_positive_int(d_model, "d_model")
@@ -245,9 +218,12 @@ def parameter_budget_figure(d_model: int, d_ff_classic: int):
         fig = new_figure(7.0, 4.0)
         ax = fig.add_subplot()
         scale = 1e6
-        ax.plot(widths, 2 * d_model * widths / scale, color=PALETTE[0], linewidth=2,
+        # Parameters per unit of width: the slope of each line.
+        classic_slope = ffn_param_count(d_model, 1, bias=False)
+        gated_slope = gated_ffn_param_count(d_model, 1)
+        ax.plot(widths, classic_slope * widths / scale, color=PALETTE[0], linewidth=2,
                 label="classic FFN: 2·d_model·d_ff")
-        ax.plot(widths, 3 * d_model * widths / scale, color=PALETTE[1], linewidth=2, linestyle="--",
+        ax.plot(widths, gated_slope * widths / scale, color=PALETTE[1], linewidth=2, linestyle="--",
                 label="gated FFN: 3·d_model·d_ff")
         ax.axhline(budget / scale, color="#666666", linewidth=1, linestyle=":")
         ax.plot([d_ff_classic], [budget / scale], "o", color=PALETTE[0], markersize=8)

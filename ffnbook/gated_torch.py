@@ -13,7 +13,7 @@ from torch import nn
 
 from ._checks import lookup, require_positive_int
 from .gated import GatedParams, check_gated_params, gated_ffn
-from .torch_ffn import _TORCH_DTYPES, TORCH_ACTIVATIONS, check_tensor, module_max_diff
+from .torch_ffn import TORCH_ACTIVATIONS, PositionwiseFFN, check_tensor, load_linear, module_max_diff, torch_dtype
 
 #: Torch modules for the activation names :func:`ffnbook.gated.gated_ffn` accepts:
 #: the FFN's own (without the tanh-approximated GELU) plus the sigmoid of GLU.
@@ -54,11 +54,9 @@ class GatedFFN(nn.Module):
         """A module holding exactly the weights in ``params`` (same dtype)."""
         params = check_gated_params(*params)
         module = cls(params.d_model, params.d_ff, activation=activation)
-        module.to(_TORCH_DTYPES[params.dtype])
-        with torch.no_grad():
-            module.w.weight.copy_(torch.from_numpy(params.W.T.copy()))
-            module.v.weight.copy_(torch.from_numpy(params.V.T.copy()))
-            module.w2.weight.copy_(torch.from_numpy(params.W2.T.copy()))
+        module.to(torch_dtype(params.dtype))
+        for layer, weight in ((module.w, params.W), (module.v, params.V), (module.w2, params.W2)):
+            load_linear(layer, weight)
         return module
 
 
@@ -70,8 +68,6 @@ def meta_gated_ffn(d_model: int, d_ff: int, activation: str = "silu") -> GatedFF
 
 def meta_classic_ffn(d_model: int, d_ff: int, activation: str = "relu", bias: bool = False):
     """A classic :class:`~ffnbook.torch_ffn.PositionwiseFFN` on the ``meta`` device."""
-    from .torch_ffn import PositionwiseFFN
-
     with torch.device("meta"):
         return PositionwiseFFN(d_model, d_ff, activation=activation, bias=bias)
 

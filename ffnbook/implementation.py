@@ -32,8 +32,7 @@ from ._checks import as_float_array, lookup, require_finite, require_positive_in
 from .feedforward import FFNParams, check_input, check_params, ffn, init_ffn_params
 from .plotting import PALETTE, BookFigure, new_figure, styled
 from .position_independence import batch_vs_rows_max_diff, ffn_layer, random_tokens
-
-_TORCH_DTYPES = {np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64}
+from .torch_ffn import linear_weights, load_linear, torch_dtype
 
 #: What to pass as ``activation=`` to ``nn.TransformerEncoderLayer`` for each ffnbook name.
 #: The layer accepts the strings "relu" and "gelu" (exact GELU) or any callable.
@@ -116,13 +115,10 @@ def encoder_layer_with(params: FFNParams, activation: str = "relu", *, nhead: in
     layer = nn.TransformerEncoderLayer(
         params.d_model, nhead, dim_feedforward=params.d_ff, dropout=float(dropout),
         activation=ENCODER_ACTIVATIONS[activation], batch_first=True,
-        dtype=_TORCH_DTYPES[params.dtype],
+        dtype=torch_dtype(params.dtype),
     )
-    with torch.no_grad():
-        layer.linear1.weight.copy_(torch.from_numpy(params.W1.T.copy()))
-        layer.linear1.bias.copy_(torch.from_numpy(params.b1))
-        layer.linear2.weight.copy_(torch.from_numpy(params.W2.T.copy()))
-        layer.linear2.bias.copy_(torch.from_numpy(params.b2))
+    load_linear(layer.linear1, params.W1, params.b1)
+    load_linear(layer.linear2, params.W2, params.b2)
     return layer.eval()
 
 
@@ -385,9 +381,7 @@ def init_params(scheme: str, d_model: int, d_ff: int, *, seed: int = 0) -> FFNPa
             nn.init.normal_(down.weight, std=float(np.sqrt(1.0 / d_ff)))
             nn.init.zeros_(up.bias)
             nn.init.zeros_(down.bias)
-    as_np = lambda t: t.detach().numpy().copy()  # noqa: E731
-    return FFNParams(as_np(up.weight).T.copy(), as_np(up.bias), as_np(down.weight).T.copy(),
-                     as_np(down.bias))
+    return FFNParams(*linear_weights(up), *linear_weights(down))
 
 
 def init_output_scale(d_model: int, d_ff: int, *, schemes: Sequence[str] = INIT_SCHEMES,

@@ -30,7 +30,7 @@ import time
 from typing import NamedTuple, Sequence
 
 from ._checks import require_positive_int
-from .model_parameters import DEEPSEEK_V3_MLA, LAYOUTS, Layout, parameter_breakdown
+from .model_parameters import parameter_breakdown
 from .models import ModelConfig, get_model
 from .plotting import PALETTE, BookFigure, new_figure, styled
 
@@ -47,6 +47,9 @@ def _check_decoder(model) -> ModelConfig:
     if model.architecture != "decoder":
         raise ValueError(f"{model.name} is not a decoder-only model; token-by-token decoding "
                          "is counted for decoder-only models")
+    if model.d_head is None:
+        raise ValueError(f"{model.name}: the fact sheet does not confirm its attention head size, "
+                         "so its KV cache cannot be counted")
     if not model.attention_window_known:
         raise ValueError(f"{model.name} restricts some attention layers to a band of unknown size, "
                          "so its KV-cache reads cannot be counted")
@@ -73,8 +76,8 @@ def kv_cache_values_per_position(model: ModelConfig) -> int:
     35136
     """
     model = _check_decoder(model)
-    if model.attention == "mla":
-        per_layer = DEEPSEEK_V3_MLA["kv_lora_rank"] + DEEPSEEK_V3_MLA["qk_rope_head_dim"]
+    if model.latent_attention is not None:
+        per_layer = model.latent_attention.kv_lora_rank + model.latent_attention.qk_rope_head_dim
     else:
         per_layer = 2 * model.n_kv_heads * model.d_head
     return model.n_layers * per_layer
@@ -130,8 +133,7 @@ def decode_bytes_per_token(model: ModelConfig, n_ctx: int, dtype: str = "bfloat1
     n_ctx = require_positive_int(n_ctx, "n_ctx")
     size = _bytes(dtype)
     counts = parameter_breakdown(model)
-    layout = LAYOUTS.get(model.name, Layout())
-    rows_read = 1 + (1 if layout.positions else 0)
+    rows_read = 1 + (1 if model.position_table else 0)
     head = model.vocab_size * model.d_model + rows_read * model.d_model
     cached = n_ctx if model.attention_window is None else min(n_ctx, model.attention_window)
     return DecodeBytes(

@@ -2,10 +2,10 @@
 
 :func:`parameter_breakdown` turns a row of the fact sheet
 (:class:`ffnbook.models.ModelConfig`) into counts per kind of layer, using the
-per-sublayer formulas of :mod:`ffnbook.parameters`. The sheet holds the shapes
-of the blocks; what it does not hold (whether the output head is tied to the
-token embeddings, learned position tables, BERT's pooler) is collected in
-:data:`LAYOUTS` below, one documented assumption per model.
+per-sublayer formulas of :mod:`ffnbook.parameters`. Everything it needs about
+a model is a column of the sheet: the shapes of the blocks, and the embedding
+layout (whether the output head is tied to the token embeddings, a learned
+position table, BERT's segment embeddings and pooler), each with its source.
 
 Conventions, applied to every model:
 
@@ -20,6 +20,12 @@ Conventions, applied to every model:
   T5's scale-only norm) ``d_model``. These choices reproduce GPT-2's and BERT's
   exact published counts; elsewhere the norms are far below 0.1% of the model,
   so a wrong guess cannot move any share shown in the book.
+* **Positions.** A learned position table whose size the sheet marks ``?``
+  (GPT-3: the paper gives its context, 2048, and says the architecture is
+  GPT-2's, but does not state the table) is not counted; it would add
+  ``2048·12288`` numbers, about 0.01% of 175B. T5's relative-position biases
+  are not counted either: the sources do not give their size, and they are a
+  handful of scalars per head.
 * **MoE.** ``ffn`` counts every stored expert (routed and shared) plus the
   dense FFNs; ``ffn_active`` counts what one token passes through: its
   ``experts_per_token`` routed experts plus the shared ones. The router (one
@@ -31,86 +37,11 @@ Conventions, applied to every model:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
-from .models import ModelConfig, get_model, load_models
-from .parameters import attention_param_count, ffn_param_count
+from .models import LatentAttention, ModelConfig, get_model, reported_size  # noqa: F401  (mp.reported_size on pages)
+from .parameters import attention_param_count, ffn_param_count, gated_ffn_param_count
 from .plotting import PALETTE, BookFigure, new_figure, styled
-
-
-@dataclass(frozen=True)
-class Layout:
-    """What a model holds outside its blocks, beyond the sheet's columns.
-
-    Attributes
-    ----------
-    tied_head:
-        The output projection reuses the token-embedding matrix (no extra
-        parameters). ``False`` adds a second ``vocab_size × d_model`` matrix.
-    positions:
-        Rows of a learned position-embedding table (0 for sinusoidal, rotary or
-        relative positions, which store no table of this kind).
-    token_types:
-        Rows of BERT's segment-embedding table.
-    pooler:
-        BERT's pooler, a ``d_model × d_model`` linear layer with bias.
-    """
-
-    tied_head: bool = True
-    positions: int = 0
-    token_types: int = 0
-    pooler: bool = False
-
-
-#: Per-model facts behind the embedding count, with where each comes from.
-#:
-#: * GPT-2: tied head and a 1024-row learned position table (``n_ctx`` in the
-#:   defaults of openai/gpt-2 ``src/model.py``, marked P in the sheet notes).
-#:   With them the formulas give 124,439,808 for the small model, the corrected
-#:   count of OpenAI's README.
-#: * BERT: 512 learned positions, 2 segment types and the pooler, as in the
-#:   ``BertModel`` the sheet cites; these reproduce the well-known 109,482,240.
-#: * GPT-3: tied head like GPT-2 ("same model and architecture"). Its context
-#:   length is not in the vetted sources, so its learned position table is left
-#:   out; with a context of a few thousand positions it would be a few hundredths
-#:   of a percent of 175B.
-#: * T5 v1.0 tied (the sheet notes' assumption); T5 v1.1 untied (P, released
-#:   checkpoints). T5's relative-position biases are not counted: the vetted
-#:   sources do not give their size, and they are a handful of scalars per head.
-#: * DeepSeek-V3 untied: its README_WEIGHTS lists an embedding and a separate
-#:   output head of about 0.9B each (P).
-#: * LLaMA-1 and Llama-2: untied, as in Meta's released model code
-#:   (meta-llama/llama ``llama/model.py``: ``Transformer`` builds ``tok_embeddings``
-#:   and a separate ``output`` projection, and nothing ties them). The reported
-#:   totals agree (LLaMA-1 7B: untied gives 6.74B, Table 2 says 6.7B; tied would
-#:   give 6.61B).
-#: * Llama-3, Mistral and Mixtral: untied. For these this is an *assumption*
-#:   (their code was not checked here) that the same kind of agreement supports.
-#: * The original Transformer shares one embedding matrix between source,
-#:   target and output (tied) and uses sinusoidal positions.
-LAYOUTS: dict[str, Layout] = {
-    **{f"GPT-2 {size}": Layout(positions=1024) for size in ("small", "medium", "large", "XL")},
-    "BERT-base": Layout(positions=512, token_types=2, pooler=True),
-    "BERT-large": Layout(positions=512, token_types=2, pooler=True),
-    "T5-base v1.1": Layout(tied_head=False),
-    **{
-        name: Layout(tied_head=False)
-        for name in ("LLaMA-1 7B", "Llama-2 7B", "Llama-2 70B", "Llama-3 8B", "Mistral 7B",
-                     "Mixtral 8x7B", "DeepSeek-V3")
-    },
-}
-
-#: DeepSeek-V3's multi-head latent attention dimensions, from the official
-#: ``inference/configs/config_671B.json`` (P in the sheet notes).
-DEEPSEEK_V3_MLA = {
-    "q_lora_rank": 1536,
-    "kv_lora_rank": 512,
-    "qk_nope_head_dim": 128,
-    "qk_rope_head_dim": 64,
-    "v_head_dim": 128,
-    "n_heads": 128,
-}
 
 
 class ParameterBreakdown(NamedTuple):
@@ -187,19 +118,6 @@ def ffn_share_of_blocks(ffn_ratio: float = 4.0, *, gated: bool = False, kv_fract
     return float(ffn / (ffn + attention))
 
 
-def gated_ffn_param_count(d_model: int, d_ff: int, bias: bool = False) -> int:
-    """Parameters of a GLU-style FFN: three matrices (gate, up, down) of width ``d_ff``.
-
-    >>> gated_ffn_param_count(4096, 11008)
-    135266304
-    >>> gated_ffn_param_count(768, 2048) == ffn_param_count(768, 3072, bias=False)
-    True
-    """
-    weights = ffn_param_count(d_model, d_ff, bias=False)  # up and down
-    gate = ffn_param_count(d_model, d_ff, bias=False) // 2  # one more d_model × d_ff matrix
-    return weights + gate + ((2 * d_ff + d_model) if bias else 0)
-
-
 def mla_param_count(
     d_model: int,
     n_heads: int,
@@ -219,7 +137,8 @@ def mla_param_count(
     ``n_heads·v_head → d_model``. The two bottleneck norms are counted here; the
     block's own norms are not.
 
-    >>> mla_param_count(7168, **DEEPSEEK_V3_MLA)
+    >>> deepseek = get_model("DeepSeek-V3")
+    >>> mla_param_count(deepseek.d_model, deepseek.n_heads, *deepseek.latent_attention)
     187107328
     """
     qk_head = qk_nope_head_dim + qk_rope_head_dim
@@ -239,27 +158,37 @@ def _check_model(model) -> ModelConfig:
             "expected an ffnbook.models.ModelConfig (e.g. get_model('GPT-2 small')), "
             f"got {type(model).__name__}"
         )
-    if model.name.startswith("PaLM"):
-        # The sheet's d_model / n_heads (384) is not PaLM's head size, and the
-        # real one is not confirmed, so its attention cannot be counted honestly.
+    if model.d_head is None:
         raise ValueError(
-            "PaLM's attention head size is not confirmed in the fact sheet, so its "
-            "parameters cannot be broken down; choose another model"
+            f"{model.name}: the fact sheet does not confirm its attention head size (d_head is '?'), "
+            "so its attention cannot be counted; choose another model"
         )
     return model
 
 
-def _one_ffn(model: ModelConfig, d_ff: int) -> int:
-    if model.gated:
-        return gated_ffn_param_count(model.d_model, d_ff, bias=model.ffn_bias)
-    return ffn_param_count(model.d_model, d_ff, bias=model.ffn_bias)
+def model_ffn_param_count(model: ModelConfig, d_ff: int | None = None) -> int:
+    """Parameters of one FFN of ``model`` (one expert, for a mixture of experts), gated or classic.
+
+    ``d_ff`` defaults to the model's dense FFN width; the FFN's type and
+    biases come from the sheet.
+
+    >>> model_ffn_param_count(get_model("T5-base v1.0")) == 2 * 768 * 3072
+    True
+    >>> model_ffn_param_count(get_model("LLaMA-1 7B")) == 3 * 4096 * 11008
+    True
+    """
+    if not isinstance(model, ModelConfig):
+        raise TypeError(f"expected an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    count = gated_ffn_param_count if model.gated else ffn_param_count
+    return count(model.d_model, model.d_ff_dense if d_ff is None else d_ff, bias=model.ffn_bias)
 
 
 def _one_attention(model: ModelConfig) -> int:
-    if model.attention == "mla":
-        if model.name != "DeepSeek-V3":
-            raise ValueError(f"latent-attention dimensions are only known for DeepSeek-V3, not {model.name}")
-        return mla_param_count(model.d_model, **DEEPSEEK_V3_MLA)
+    if model.latent_attention is not None:
+        return mla_param_count(model.d_model, model.n_heads, *model.latent_attention)
+    if model.n_heads * model.d_head != model.d_model:
+        raise ValueError(f"{model.name}: {model.n_heads} heads of {model.d_head} do not split "
+                         f"d_model={model.d_model}, which attention_param_count assumes")
     return attention_param_count(model.d_model, model.n_heads, model.n_kv_heads, bias=model.ffn_bias)
 
 
@@ -270,7 +199,7 @@ def parameter_breakdown(model: ModelConfig) -> ParameterBreakdown:
     ----------
     model:
         A :class:`~ffnbook.models.ModelConfig`, e.g. ``get_model("Mixtral 8x7B")``.
-        PaLM is refused (its head size is not confirmed).
+        A model whose head size the sheet does not confirm (PaLM) is refused.
 
     Returns
     -------
@@ -290,20 +219,19 @@ def parameter_breakdown(model: ModelConfig) -> ParameterBreakdown:
     (46.7, 12.9)
     """
     model = _check_model(model)
-    layout = LAYOUTS.get(model.name, Layout())
     d = model.d_model
     norm_size = 2 * d if model.ffn_bias else d
 
-    embeddings = model.vocab_size * d * (1 if layout.tied_head else 2)
-    embeddings += (layout.positions + layout.token_types) * d
+    embeddings = model.vocab_size * d * (1 if model.tied_embeddings else 2)
+    embeddings += ((model.position_table or 0) + model.segment_types) * d
 
     # Every block has self-attention; decoder blocks of an encoder-decoder model
     # add cross-attention of the same shape.
     n_cross = model.n_decoder_layers if model.architecture == "encoder-decoder" else 0
     attention = (model.n_layers + n_cross) * _one_attention(model)
 
-    dense_ffn = model.n_dense_layers * _one_ffn(model, model.d_ff_dense)
-    expert = _one_ffn(model, model.d_ff)
+    dense_ffn = model.n_dense_layers * model_ffn_param_count(model)
+    expert = model_ffn_param_count(model, model.d_ff)
     ffn = dense_ffn + model.n_moe_layers * (model.n_experts + model.n_shared_experts) * expert
     ffn_active = dense_ffn + model.n_moe_layers * (
         model.experts_per_token + model.n_shared_experts
@@ -312,7 +240,7 @@ def parameter_breakdown(model: ModelConfig) -> ParameterBreakdown:
 
     n_stacks = 2 if model.architecture == "encoder-decoder" else 1
     norms = norm_size * (2 * model.n_layers + n_cross + n_stacks)
-    other = (d * d + d) if layout.pooler else 0
+    other = (d * d + d) if model.pooler else 0
 
     rest = embeddings + attention + router + norms + other
     return ParameterBreakdown(
@@ -348,12 +276,12 @@ def block_breakdown(model: ModelConfig, cross_attention: bool | None = None) -> 
     attention = n_attn * _one_attention(model)
     norms = (n_attn + 1) * (2 * model.d_model if model.ffn_bias else model.d_model)
     if model.is_moe:
-        expert = _one_ffn(model, model.d_ff)
+        expert = model_ffn_param_count(model, model.d_ff)
         ffn = (model.n_experts + model.n_shared_experts) * expert
         ffn_active = (model.experts_per_token + model.n_shared_experts) * expert
         router = model.n_experts * model.d_model
     else:
-        ffn = ffn_active = _one_ffn(model, model.d_ff_dense)
+        ffn = ffn_active = model_ffn_param_count(model)
         router = 0
     rest = attention + router + norms
     return {
@@ -389,26 +317,24 @@ def reference_block(model: ModelConfig, cross_attention: bool | None = None):
     d, bias = model.d_model, model.ffn_bias
 
     def attention():
-        if model.attention == "mla":
-            c = DEEPSEEK_V3_MLA
-            qk_head = c["qk_nope_head_dim"] + c["qk_rope_head_dim"]
+        h = model.n_heads
+        if model.latent_attention is not None:
+            c = model.latent_attention
             return nn.ModuleDict({
-                "q_down": nn.Linear(d, c["q_lora_rank"], bias=False),
-                "q_norm": nn.RMSNorm(c["q_lora_rank"]),
-                "q_up": nn.Linear(c["q_lora_rank"], c["n_heads"] * qk_head, bias=False),
-                "kv_down": nn.Linear(d, c["kv_lora_rank"] + c["qk_rope_head_dim"], bias=False),
-                "kv_norm": nn.RMSNorm(c["kv_lora_rank"]),
-                "kv_up": nn.Linear(
-                    c["kv_lora_rank"], c["n_heads"] * (c["qk_nope_head_dim"] + c["v_head_dim"]), bias=False
-                ),
-                "out": nn.Linear(c["n_heads"] * c["v_head_dim"], d, bias=False),
+                "q_down": nn.Linear(d, c.q_lora_rank, bias=False),
+                "q_norm": nn.RMSNorm(c.q_lora_rank),
+                "q_up": nn.Linear(c.q_lora_rank, h * model.d_head, bias=False),
+                "kv_down": nn.Linear(d, c.kv_lora_rank + c.qk_rope_head_dim, bias=False),
+                "kv_norm": nn.RMSNorm(c.kv_lora_rank),
+                "kv_up": nn.Linear(c.kv_lora_rank, h * (c.qk_nope_head_dim + c.v_head_dim), bias=False),
+                "out": nn.Linear(h * c.v_head_dim, d, bias=False),
             })
         d_kv = model.n_kv_heads * model.d_head
         return nn.ModuleDict({
-            "q": nn.Linear(d, d, bias=bias),
+            "q": nn.Linear(d, h * model.d_head, bias=bias),
             "k": nn.Linear(d, d_kv, bias=bias),
             "v": nn.Linear(d, d_kv, bias=bias),
-            "out": nn.Linear(d, d, bias=bias),
+            "out": nn.Linear(h * model.d_head, d, bias=bias),
         })
 
     def ffn(width):
@@ -466,38 +392,6 @@ def count_reference_block(model: ModelConfig, cross_attention: bool | None = Non
         "total": total,
         "total_active": total - ffn + ffn_active,
     }
-
-
-def reported_size(model: ModelConfig, which: str = "total") -> float:
-    """The size the model's authors report, in parameters, parsed from the sheet.
-
-    ``which`` is ``"total"`` or ``"active"`` (MoE models only). For GPT-2 the
-    corrected figure of OpenAI's README is used, not the report's original one.
-
-    >>> reported_size(get_model("GPT-3 175B"))
-    175000000000.0
-    >>> reported_size(get_model("Mixtral 8x7B"), "active")
-    13000000000.0
-    """
-    import re
-
-    if not isinstance(model, ModelConfig):
-        raise TypeError(f"expected an ffnbook.models.ModelConfig, got {type(model).__name__}")
-    if which not in ("total", "active"):
-        raise ValueError(f"which must be 'total' or 'active', got {which!r}")
-    parts = {}
-    for part in model.total_params_reported.split(";"):
-        match = re.search(r"(\d+(?:\.\d+)?)([MB])", part)
-        if match:
-            value = float(match.group(1)) * {"M": 1e6, "B": 1e9}[match.group(2)]
-            key = "active" if "active" in part else "total"
-            if key not in parts or "corrected" in part:
-                parts[key] = value
-    if which not in parts:
-        raise ValueError(
-            f"the sheet gives no reported {which} size for {model.name}: {model.total_params_reported!r}"
-        )
-    return parts[which]
 
 
 #: The models of the chapter's "where the parameters live" figure, in order.
@@ -590,8 +484,9 @@ def share_figure(names=FIGURE_MODELS) -> BookFigure:
     for yi, r in zip(y, rows):
         ax.text(1.5, yi, f"{100 * r['ffn']:.0f}%", va="center", ha="left",
                 color="#111111", fontsize=9, fontweight="bold")  # 4.9:1 on the orange bar
-    ax.axvline(100 * 2 / 3, color="#222222", linestyle="--", linewidth=1.2)
-    ax.text(100 * 2 / 3, len(rows) - 0.45, " two-thirds", fontsize=9, va="bottom")
+    classic_share = 100 * ffn_share_of_blocks()  # two-thirds: a classic block's FFN share
+    ax.axvline(classic_share, color="#222222", linestyle="--", linewidth=1.2)
+    ax.text(classic_share, len(rows) - 0.45, " two-thirds", fontsize=9, va="bottom")
     ax.set_yticks(y, labels)
     ax.set_xlim(0, 100)
     ax.set_ylim(-0.6, len(rows) + 0.2)
@@ -609,8 +504,3 @@ def share_figure(names=FIGURE_MODELS) -> BookFigure:
         f"two-thirds. {shares}."
     )
     return BookFigure(fig, description)
-
-
-def all_breakdowns() -> dict[str, ParameterBreakdown]:
-    """:func:`parameter_breakdown` of every sheet model that can be broken down (not PaLM)."""
-    return {m.name: parameter_breakdown(m) for m in load_models() if not m.name.startswith("PaLM")}

@@ -336,28 +336,6 @@ def expert_load_figure(load, top_k: int) -> BookFigure:
     )
 
 
-def reported_sizes(model) -> tuple[float, float]:
-    """A mixture-of-experts model's reported total and active size, in billions.
-
-    Parsed from the ``total_params_reported`` cell of the fact sheet, which
-    reads like ``"47B total; 13B active"``; a cell in another form raises, so
-    a changed sheet fails loudly instead of showing a wrong number.
-
-    >>> from ffnbook.models import get_model
-    >>> reported_sizes(get_model("Mixtral 8x7B"))
-    (47.0, 13.0)
-    """
-    import re
-
-    cell = getattr(model, "total_params_reported", None)
-    if cell is None:
-        raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
-    match = re.match(r"\s*(\d+(?:\.\d+)?)B total; (\d+(?:\.\d+)?)B active", cell)
-    if not match:
-        raise ValueError(f"{model.name}: expected 'NB total; MB active' in total_params_reported, got {cell!r}")
-    return float(match.group(1)), float(match.group(2))
-
-
 # --- capacity, dropped tokens and the balancing loss ---------------------------------------------
 
 

@@ -23,6 +23,36 @@ def ffn_param_count(d_model: int, d_ff: int, bias: bool = True) -> int:
     return 2 * d_model * d_ff + ((d_ff + d_model) if bias else 0)
 
 
+def gated_ffn_param_count(d_model: int, d_ff: int, bias: bool = False) -> int:
+    """Parameters of a gated (GLU-style) FFN: three ``d_model × d_ff`` matrices (gate, up, down).
+
+    With ``bias`` the gate and up projections each add ``d_ff`` biases and the
+    down projection ``d_model``, as ``nn.Linear(..., bias=True)`` would. The
+    gated FFNs of the book's models have none (Shazeer, 2020, drops them).
+
+    >>> gated_ffn_param_count(768, 2048)
+    4718592
+    >>> gated_ffn_param_count(768, 2048) == ffn_param_count(768, 3072, bias=False)
+    True
+    >>> gated_ffn_param_count(8, 12, bias=True) - gated_ffn_param_count(8, 12)  # 12 + 12 + 8
+    32
+    """
+    d_model = require_positive_int(d_model, "d_model")
+    d_ff = require_positive_int(d_ff, "d_ff")
+    return 3 * d_model * d_ff + ((2 * d_ff + d_model) if bias else 0)
+
+
+def ffn_weights_in_d2(d_ff: int, d_model: int, gated: bool) -> float:
+    """An FFN's weight count in units of ``d_model²``: ``3·d_ff/d_model`` gated, ``2·d_ff/d_model`` classic.
+
+    >>> ffn_weights_in_d2(3072, 768, gated=False), ffn_weights_in_d2(2048, 768, gated=True)
+    (8.0, 8.0)
+    """
+    count = gated_ffn_param_count if gated else ffn_param_count
+    d_model = require_positive_int(d_model, "d_model")
+    return count(d_model, d_ff, bias=False) / d_model**2
+
+
 def attention_param_count(
     d_model: int, n_heads: int = 1, n_kv_heads: int | None = None, bias: bool = False
 ) -> int:

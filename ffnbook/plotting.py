@@ -11,6 +11,10 @@ then glues it::
 and places it with ``{glue:figure}`` and a caption and ``:alt:`` text. Because no
 pyplot figure is ever opened, nothing is displayed twice.
 
+Because every figure is a bare :class:`~matplotlib.figure.Figure` saved to
+SVG, no matplotlib backend is involved: importing this module leaves the
+backend a reader's notebook chose (inline, widget, a GUI window) as it was.
+
 The SVG is deterministic (fixed hash salt, no date) so two builds give the same
 bytes; text stays text (``svg.fonttype = "none"``), which keeps files small and
 readable by screen readers and search. Figures have an opaque white
@@ -22,9 +26,7 @@ from __future__ import annotations
 import io
 
 import matplotlib
-
-matplotlib.use("Agg")  # no GUI; pages never open windows
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.figure import Figure
 
 #: Colour-blind-safe palette (Okabe & Ito), dark enough for text contrast on white.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")

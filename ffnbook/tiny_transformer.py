@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -40,16 +40,10 @@ from torch import nn
 
 from ._checks import require_positive_int
 from .attention import AttentionParams
+from .block import LN_EPS, transformer_block
 from .facts import FactWorld, Prompts, check_facts, make_prompts, repeat_facts
 from .feedforward import FFNParams, check_params
-from .torch_ffn import PositionwiseFFN
-
-#: How a sublayer can be knocked out in :meth:`TinyTransformer.trace`:
-#: ``"zero"`` drops its output; ``"mean"`` replaces it by a fixed vector.
-ABLATIONS = ("zero", "mean")
-
-#: Layer-norm eps, the same as ffnbook.block.layer_norm's default.
-LN_EPS = 1e-5
+from .torch_ffn import PositionwiseFFN, linear_weights, load_linear, torch_dtype
 
 
 def layer_norm(x: torch.Tensor) -> torch.Tensor:
@@ -92,7 +86,7 @@ class CausalSelfAttention(nn.Module):
 
     def to_numpy(self) -> AttentionParams:
         """The projections in the NumPy convention (``x @ Wq``), i.e. the transposed torch weights."""
-        return AttentionParams(*(m.weight.detach().numpy().T.copy() for m in (self.q, self.k, self.v, self.o)))
+        return AttentionParams(*(linear_weights(m)[0] for m in (self.q, self.k, self.v, self.o)))
 
     def load_numpy(self, params: AttentionParams) -> None:
         """Copy NumPy-convention projections into this module (cast to its dtype)."""
@@ -101,8 +95,7 @@ class CausalSelfAttention(nn.Module):
             w = np.asarray(w)
             if w.shape != (self.d_model, self.d_model):
                 raise ValueError(f"{name} must have shape ({self.d_model}, {self.d_model}), got {w.shape}")
-            with torch.no_grad():
-                m.weight.copy_(torch.from_numpy(w.T.copy()))
+            load_linear(m, w)
 
 
 class Block(nn.Module):
@@ -123,7 +116,7 @@ class Block(nn.Module):
         """A block holding exactly these NumPy weights, in their dtype."""
         ffn_params = check_params(*ffn_params)
         block = cls(ffn_params.d_model, n_heads, ffn_params.d_ff, causal=causal)
-        block.to(torch.float64 if ffn_params.dtype == np.float64 else torch.float32)
+        block.to(torch_dtype(ffn_params.dtype))
         block.attention.load_numpy(attn_params)
         block.ffn = PositionwiseFFN.from_numpy(ffn_params, activation="relu")
         return block
@@ -309,8 +302,6 @@ def numpy_block_max_diff(model: "TinyTransformer", index: int, x) -> dict[str, f
     run on each prefix ``x[:t+1]`` and read at its last position (a causal
     mask lets position ``t`` see exactly that prefix).
     """
-    from .block import transformer_block
-
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 2 or x.shape[1] != model.config.d_model:
         raise ValueError(f"x must have shape (seq_len, {model.config.d_model}), got {x.shape}")
@@ -451,8 +442,3 @@ def first_step_reaching(history: dict, key: str, level: float) -> int | None:
         if value >= level:
             return int(step)
     return None
-
-
-def config_dict(result: TrainResult) -> dict:
-    """Both configs of a run as one flat dict of builtins, for display."""
-    return {**asdict(result.model_config), **asdict(result.train_config)}

@@ -3,6 +3,9 @@
 ``nn.Linear`` stores its weight as ``(out_features, in_features)`` and computes
 ``x @ weight.T + bias``; the NumPy code uses ``x @ W1 + b1`` with ``W1`` of
 shape ``(d_model, d_ff)``. So ``up.weight == W1.T`` and ``down.weight == W2.T``.
+:func:`load_linear` and :func:`linear_weights` are the book's one crossing of
+that boundary, in each direction: every torch module in ffnbook that receives
+or hands out NumPy weights goes through them.
 
 This module imports torch; ``import ffnbook`` does not, so pages that only
 use NumPy start fast.
@@ -15,7 +18,7 @@ import torch
 from torch import nn
 
 from ._checks import lookup, require_positive_int
-from .feedforward import FFNParams, check_params
+from .feedforward import FFNParams, check_params, ffn
 
 #: Torch modules for the activation names ffnbook.ffn accepts.
 TORCH_ACTIVATIONS = {
@@ -26,7 +29,65 @@ TORCH_ACTIVATIONS = {
     "identity": lambda: nn.Identity(),
 }
 
-_TORCH_DTYPES = {np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64}
+#: The torch dtype for each NumPy dtype ffnbook computes in.
+TORCH_DTYPES = {np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64}
+
+
+def torch_dtype(dtype) -> torch.dtype:
+    """The torch dtype matching a NumPy float32/float64 dtype.
+
+    >>> torch_dtype(np.float64)
+    torch.float64
+    """
+    dtype = np.dtype(dtype)
+    if dtype not in TORCH_DTYPES:
+        raise TypeError(f"dtype must be float32 or float64, got {dtype}")
+    return TORCH_DTYPES[dtype]
+
+
+def load_linear(layer: nn.Module, W: np.ndarray, b: np.ndarray | None = None) -> None:
+    """Copy NumPy-convention weights into a torch layer: ``W`` of shape ``(in, out)``, used as ``x @ W``.
+
+    ``nn.Linear`` keeps the transpose, ``(out, in)``; a kernel-size-1
+    ``nn.Conv1d`` keeps ``(out, in, 1)``. Both receive ``W.T`` (reshaped to
+    their weight's shape) and ``b``, in the layer's dtype. Raises when the
+    shapes do not match, rather than letting torch broadcast.
+
+    >>> layer = nn.Linear(3, 2).double()
+    >>> load_linear(layer, np.arange(6.0).reshape(3, 2), np.zeros(2))
+    >>> layer.weight.tolist()
+    [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+    """
+    weight = torch.from_numpy(np.ascontiguousarray(np.asarray(W).T))
+    if weight.numel() != layer.weight.numel() or tuple(weight.shape) != tuple(layer.weight.shape[:2]):
+        raise ValueError(f"a layer with weight of shape {tuple(layer.weight.shape)} needs W of shape "
+                         f"{tuple(layer.weight.shape[:2])[::-1]}, got {np.shape(W)}")
+    if (b is None) != (layer.bias is None):
+        raise ValueError("give b exactly when the layer has a bias")
+    with torch.no_grad():
+        layer.weight.copy_(weight.reshape(layer.weight.shape))
+        if b is not None:
+            bias = torch.from_numpy(np.ascontiguousarray(b))
+            if tuple(bias.shape) != tuple(layer.bias.shape):
+                raise ValueError(f"b must have shape {tuple(layer.bias.shape)}, got {tuple(bias.shape)}")
+            layer.bias.copy_(bias)
+
+
+def linear_weights(layer: nn.Module) -> tuple[np.ndarray, np.ndarray | None]:
+    """The inverse of :func:`load_linear` for ``nn.Linear``: ``(W, b)`` in the NumPy convention.
+
+    ``W`` has shape ``(in, out)``; ``b`` is ``None`` for a layer without bias.
+    Both are copies, detached from torch.
+
+    >>> W, b = linear_weights(nn.Linear(3, 2, bias=False))
+    >>> W.shape, b
+    ((3, 2), None)
+    """
+    def as_numpy(t):
+        return t.detach().cpu().numpy().copy()
+
+    W = as_numpy(layer.weight).T.copy()
+    return W, (None if layer.bias is None else as_numpy(layer.bias))
 
 
 def check_tensor(x, d_model: int, dtype: torch.dtype) -> None:
@@ -69,26 +130,16 @@ class PositionwiseFFN(nn.Module):
         """A module holding exactly the weights in ``params`` (same dtype)."""
         params = check_params(*params)
         module = cls(params.d_model, params.d_ff, activation=activation)
-        dtype = _TORCH_DTYPES[params.dtype]
-        module.to(dtype)
-        with torch.no_grad():
-            module.up.weight.copy_(torch.from_numpy(params.W1.T.copy()))
-            module.up.bias.copy_(torch.from_numpy(params.b1))
-            module.down.weight.copy_(torch.from_numpy(params.W2.T.copy()))
-            module.down.bias.copy_(torch.from_numpy(params.b2))
+        module.to(torch_dtype(params.dtype))
+        load_linear(module.up, params.W1, params.b1)  # stored transposed: up.weight == W1.T
+        load_linear(module.down, params.W2, params.b2)
         return module
 
     def to_numpy(self) -> FFNParams:
         """The module's weights as :class:`~ffnbook.feedforward.FFNParams` (NumPy convention)."""
         if self.up.bias is None:
             raise ValueError("to_numpy needs a module built with bias=True")
-        as_np = lambda t: t.detach().cpu().numpy().copy()  # noqa: E731
-        return FFNParams(
-            as_np(self.up.weight).T.copy(),
-            as_np(self.up.bias),
-            as_np(self.down.weight).T.copy(),
-            as_np(self.down.bias),
-        )
+        return FFNParams(*linear_weights(self.up), *linear_weights(self.down))
 
 
 def numpy_torch_max_diff(x: np.ndarray, params: FFNParams, activation: str = "relu") -> float:
@@ -101,8 +152,6 @@ def numpy_torch_max_diff(x: np.ndarray, params: FFNParams, activation: str = "re
     >>> numpy_torch_max_diff(np.ones((3, 8)), p, "gelu") < 1e-12
     True
     """
-    from .feedforward import ffn
-
     params = check_params(*params)
     module = PositionwiseFFN.from_numpy(params, activation)
     return module_max_diff(module, x, ffn(x, *params, activation=activation))

@@ -10,8 +10,14 @@ import math
 from typing import NamedTuple
 
 from ._checks import require_positive_int
+from .gated import equal_parameter_width
+from .model_parameters import ffn_share_of_blocks
 from .models import get_model, load_models
+from .parameters import ffn_weights_in_d2
 from .plotting import PALETTE, BookFigure, new_figure, styled
+
+#: The classic FFN's width, as a multiple of d_model (Vaswani et al., 2017).
+CLASSIC_RATIO = 4
 
 
 def llama_ffn_width(d_model: int, multiple_of: int = 256, ffn_dim_multiplier: float | None = None) -> int:
@@ -42,7 +48,7 @@ def llama_ffn_width(d_model: int, multiple_of: int = 256, ffn_dim_multiplier: fl
     """
     d_model = require_positive_int(d_model, "d_model")
     multiple_of = require_positive_int(multiple_of, "multiple_of")
-    hidden = int(2 * (4 * d_model) / 3)
+    hidden = _two_thirds_of_classic(d_model)
     if ffn_dim_multiplier is not None:
         if isinstance(ffn_dim_multiplier, bool) or not isinstance(ffn_dim_multiplier, (int, float)):
             raise TypeError(
@@ -55,6 +61,11 @@ def llama_ffn_width(d_model: int, multiple_of: int = 256, ffn_dim_multiplier: fl
     return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
 
 
+def _two_thirds_of_classic(d_model: int) -> int:
+    """Meta's first step: two-thirds of the classic width, truncated as ``int`` does."""
+    return int(equal_parameter_width(CLASSIC_RATIO * d_model))
+
+
 class LlamaWidthSetting(NamedTuple):
     """The inputs of :func:`llama_ffn_width` for one released model, and how sure we are."""
 
@@ -62,17 +73,12 @@ class LlamaWidthSetting(NamedTuple):
     d_model: int
     multiple_of: int
     ffn_dim_multiplier: float | None
-    source: str  #: where the setting comes from
     mark: str  #: P (primary file seen) or S (quoted by third parties only)
 
 
-#: Released settings of the rule, as the sheet's sources give them.
-LLAMA_SETTINGS = (
-    LlamaWidthSetting("LLaMA-1 7B", 4096, 256, None, "meta-llama/llama llama/model.py default", "P"),
-    LlamaWidthSetting(
-        "Llama-2 70B", 8192, 4096, 1.3, "params.json as quoted in third-party repositories", "S"
-    ),
-    LlamaWidthSetting("Llama-3 8B", 4096, 1024, 1.3, "meta-llama/llama3 params.json", "P"),
+#: Released settings of the rule: the models whose ``ffn_width_rule`` the sheet gives.
+LLAMA_SETTINGS = tuple(
+    LlamaWidthSetting(m.name, m.d_model, *m.ffn_width_rule) for m in load_models() if m.ffn_width_rule
 )
 
 
@@ -84,7 +90,7 @@ def llama_width_rows(settings=LLAMA_SETTINGS) -> list[dict]:
     """
     rows = []
     for s in settings:
-        two_thirds = int(2 * (4 * s.d_model) / 3)
+        two_thirds = _two_thirds_of_classic(s.d_model)
         scaled = two_thirds if s.ffn_dim_multiplier is None else int(s.ffn_dim_multiplier * two_thirds)
         width = llama_ffn_width(s.d_model, s.multiple_of, s.ffn_dim_multiplier)
         sheet = get_model(s.model).d_ff
@@ -138,23 +144,20 @@ def width_rows(include_moe: bool = False) -> list[dict]:
         if m.is_moe and not include_moe:
             continue
         d_ff = m.d_ff if m.is_moe else m.d_ff_dense
-        ratio = d_ff / m.d_model
         rows.append(
             {
                 "model": m.name,
                 "year": m.year,
                 "d_model": m.d_model,
                 "d_ff": d_ff,
-                "ratio": ratio,
+                "ratio": d_ff / m.d_model,
                 "ffn_type": m.ffn_type,
+                "ffn_label": m.ffn_type_label,
                 "gated": m.gated,
-                "matrices_in_d2": (3 if m.gated else 2) * ratio,
+                "matrices_in_d2": ffn_weights_in_d2(d_ff, m.d_model, m.gated),
             }
         )
     return rows
-
-
-_FFN_NAMES = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU (tanh)", "geglu": "GEGLU", "swiglu": "SwiGLU"}
 
 
 def width_table(include_moe: bool = False):
@@ -168,7 +171,7 @@ def width_table(include_moe: bool = False):
             ("d_model", "d_model", ",d"),
             ("d_ff", "d_ff", ",d"),
             ("d_ff / d_model", "ratio", ".3f"),
-            ("FFN", "ffn_type", lambda t: _FFN_NAMES[t]),
+            ("FFN", "ffn_label", "s"),
             ("FFN weights / d_model²", "matrices_in_d2", ".2f"),
         ],
     )
@@ -190,22 +193,11 @@ def width_counts(rows=None) -> dict:
     return {
         "models": len(rows),
         "classic": len(classic),
-        "classic_at_4": sum(r["ratio"] == 4 for r in classic),
+        "classic_at_4": sum(r["ratio"] == CLASSIC_RATIO for r in classic),
         "gated": len(gated),
-        "gated_below_4": sum(r["ratio"] < 4 for r in gated),
-        "gated_at_4": sum(r["ratio"] == 4 for r in gated),
+        "gated_below_4": sum(r["ratio"] < CLASSIC_RATIO for r in gated),
+        "gated_at_4": sum(r["ratio"] == CLASSIC_RATIO for r in gated),
     }
-
-
-def ffn_weights_in_d2(d_ff: int, d_model: int, gated: bool) -> float:
-    """An FFN's weight count in units of ``d_model²``: ``3·d_ff/d_model`` gated, ``2·d_ff/d_model`` classic.
-
-    >>> ffn_weights_in_d2(3072, 768, gated=False), ffn_weights_in_d2(2048, 768, gated=True)
-    (8.0, 8.0)
-    """
-    d_ff = require_positive_int(d_ff, "d_ff")
-    d_model = require_positive_int(d_model, "d_model")
-    return (3 if gated else 2) * d_ff / d_model
 
 
 def excess_over_classic_budget(d_ff: int, d_model: int, gated: bool = True,
@@ -259,7 +251,7 @@ def fixed_budget_rows(params_per_layer: float, ffn_ratios=(1.0, 2.0, 4.0, 8.0, 1
     for ratio in ffn_ratios:
         d_model = d_model_at_fixed_budget(params_per_layer, float(ratio))
         rows.append({"ratio": float(ratio), "d_model": d_model, "d_ff": float(ratio) * d_model,
-                     "ffn_share": float(ratio) / (2 + float(ratio))})
+                     "ffn_share": ffn_share_of_blocks(float(ratio))})
     return rows
 
 
@@ -294,7 +286,7 @@ def gated_budget(d_model: int, classic_multiple: float = 4.0) -> dict:
     if not classic_multiple > 0:
         raise ValueError(f"classic_multiple must be positive, got {classic_multiple}")
     classic_width = classic_multiple * d_model
-    gated_width = 2 * classic_width / 3
+    gated_width = equal_parameter_width(classic_width)
     return {
         "classic_width": float(classic_width),
         "gated_width": float(gated_width),
@@ -321,7 +313,7 @@ def width_figure() -> BookFigure:
         bar.set_hatch(hatch)
     for yi, r in zip(y, rows):
         ax.text(r["ratio"] + 0.05, yi, f"{r['ratio']:.2f}", va="center", fontsize=9)
-    for x, label in ((4.0, "4"), (8 / 3, "8/3")):
+    for x, label in ((CLASSIC_RATIO, "4"), (equal_parameter_width(CLASSIC_RATIO), "8/3")):
         ax.axvline(x, color="#222222", linestyle="--", linewidth=1)
         ax.text(x, len(rows) - 0.45, f" {label}", fontsize=9, va="bottom")
     ax.set_yticks(y, [r["model"] for r in rows])

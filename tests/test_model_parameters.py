@@ -13,7 +13,7 @@ from ffnbook.models import get_model, load_models
 torch = pytest.importorskip("torch")
 nn = torch.nn
 
-BREAKDOWN_MODELS = [m.name for m in load_models() if not m.name.startswith("PaLM")]
+BREAKDOWN_MODELS = [m.name for m in load_models() if m.d_head is not None]  # not PaLM
 
 
 def count(module) -> int:
@@ -193,14 +193,17 @@ def test_whole_mixtral_module_total_and_active():
 
 
 def test_mla_formula_against_modules():
-    c = mp.DEEPSEEK_V3_MLA
+    # DeepSeek-V3's dimensions written out (config_671B.json): q_lora 1536, kv_lora 512,
+    # 128 heads of 128 + 64 query/key dims and 128 value dims.
     with torch.device("meta"):
         layers = nn.ModuleList([
             nn.Linear(7168, 1536, bias=False), nn.RMSNorm(1536), nn.Linear(1536, 128 * 192, bias=False),
             nn.Linear(7168, 512 + 64, bias=False), nn.RMSNorm(512), nn.Linear(512, 128 * 256, bias=False),
             nn.Linear(128 * 128, 7168, bias=False),
         ])
-    assert count(layers) == mp.mla_param_count(7168, **c)
+    assert count(layers) == mp.mla_param_count(7168, 128, 1536, 512, 128, 64, 128)
+    deepseek = get_model("DeepSeek-V3")
+    assert count(layers) == mp.mla_param_count(deepseek.d_model, deepseek.n_heads, *deepseek.latent_attention)
 
 
 @pytest.mark.parametrize("name", BREAKDOWN_MODELS)
@@ -258,6 +261,16 @@ def test_figure_has_description():
 def test_rejects_non_model():
     with pytest.raises(TypeError, match="ModelConfig"):
         mp.parameter_breakdown("GPT-2 small")
+
+
+def test_one_ffn_of_a_model_counts_gated_and_classic_alike():
+    # LLaMA-1 7B: SwiGLU without bias, d_model 4096, d_ff 11008 per the sheet; GPT-2: classic with biases.
+    llama, gpt2 = get_model("LLaMA-1 7B"), get_model("GPT-2 small")
+    assert mp.model_ffn_param_count(llama) == 3 * 4096 * 11008
+    assert mp.model_ffn_param_count(gpt2) == 2 * 768 * 3072 + 3072 + 768
+    deepseek = get_model("DeepSeek-V3")
+    assert mp.model_ffn_param_count(deepseek) == 3 * 7168 * 18432  # the dense layers' FFN
+    assert mp.model_ffn_param_count(deepseek, deepseek.d_ff) == 3 * 7168 * 2048  # one expert
 
 
 def test_rejects_palm_with_a_reason():

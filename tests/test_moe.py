@@ -118,15 +118,6 @@ def test_stored_count_matches_torch_modules():
     assert moe.moe_param_counts(32, 64, 4, 1)["stored"] == sum(p.numel() for p in layer.parameters())
 
 
-def test_reported_sizes_parse_the_sheet():
-    from ffnbook.models import get_model
-
-    assert moe.reported_sizes(get_model("Mixtral 8x7B")) == (47.0, 13.0)
-    assert moe.reported_sizes(get_model("DeepSeek-V3")) == (671.0, 37.0)
-    with pytest.raises(ValueError, match="NB total; MB active"):
-        moe.reported_sizes(get_model("GPT-3 175B"))
-
-
 def test_figure(params, x):
     routing = moe.route(x, params.W_router, 2)
     fig = moe.expert_load_figure(moe.expert_load(routing, 6), 2)

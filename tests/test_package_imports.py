@@ -141,7 +141,6 @@ def test_ffnbook_imports_no_sphinx_docutils_or_myst():
     assert not build_imports(PACKAGE), "\n".join(build_imports(PACKAGE))
 
 
-@pytest.mark.xfail(strict=True, reason="cycle fixed by the ffnbook refactor")
 def test_ffnbook_modules_import_each_other_without_a_cycle():
     cycle = find_cycle(import_graph(PACKAGE))
     assert cycle is None, "import cycle in ffnbook: " + " -> ".join(cycle)

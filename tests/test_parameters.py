@@ -23,6 +23,25 @@ def test_ffn_formula_equals_plain_linear_layers(d_model, d_ff, bias):
     assert ffnbook.ffn_param_count(d_model, d_ff, bias=bias) == count(plain)
 
 
+@pytest.mark.parametrize("d_model, d_ff", [(768, 2048), (64, 100), (1, 1)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_gated_formula_equals_three_linear_layers(d_model, d_ff, bias):
+    # One count, one bias rule, for every gated FFN of the book: gate and up add d_ff each, down d_model.
+    from ffnbook.parameters import gated_ffn_param_count
+
+    with torch.device("meta"):
+        plain = nn.ModuleList([nn.Linear(d_model, d_ff, bias=bias), nn.Linear(d_model, d_ff, bias=bias),
+                               nn.Linear(d_ff, d_model, bias=bias)])
+    assert gated_ffn_param_count(d_model, d_ff, bias=bias) == count(plain)
+
+
+def test_weights_in_d2_units_are_the_counts_over_d_model_squared():
+    from ffnbook.parameters import ffn_weights_in_d2
+
+    assert ffn_weights_in_d2(14336, 4096, gated=True) == 3 * 14336 / 4096
+    assert ffn_weights_in_d2(3072, 768, gated=False) == 8.0
+
+
 @pytest.mark.parametrize("d_model, n_heads", [(512, 8), (512, 1), (768, 12), (1024, 16)])
 @pytest.mark.parametrize("bias", [True, False])
 def test_attention_formula_equals_torch_multihead_attention(d_model, n_heads, bias):
