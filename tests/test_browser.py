@@ -110,26 +110,48 @@ def test_math_in_a_definition_renders(server, page):
     assert page.locator(".ffn-tip math").count() > 0
 
 
-def test_expert_level_explains_fewer_terms_and_persists(server, page):
+def test_advanced_level_explains_fewer_terms_and_persists(server, page):
     page.goto(server + PAGE)
     beginner = explained(page)
     open_reading_tools(page)
-    page.select_option("#ffn-expertise", "expert")
-    expert = explained(page)
-    assert 0 < expert < beginner
+    page.select_option("#ffn-expertise", "advanced")
+    advanced = explained(page)
+    assert 0 < advanced < beginner
+    # Exactly the advanced terms are explained: reader levels and term levels are one vocabulary.
+    assert advanced == page.locator(".ffn-term[data-level=advanced]").count()
     plain = page.locator(".ffn-term.ffn-plain a").first
     assert plain.get_attribute("aria-describedby") is None
 
     page.reload()
-    assert page.input_value("#ffn-expertise") == "expert"
-    assert explained(page) == expert
+    assert page.input_value("#ffn-expertise") == "advanced"
+    assert explained(page) == advanced
 
     page.goto(server + "parameter-count.html")
-    assert page.input_value("#ffn-expertise") == "expert"
+    assert page.input_value("#ffn-expertise") == "advanced"
     open_reading_tools(page)
     page.select_option("#ffn-expertise", "intermediate")
     page.goto(server + PAGE)
-    assert expert <= explained(page) <= beginner
+    assert advanced <= explained(page) <= beginner
+
+
+def test_the_level_offered_matches_the_glossary_levels(server, page):
+    from bookext.glossary_data import LEVELS
+
+    page.goto(server + PAGE)
+    options = page.eval_on_selector_all("#ffn-expertise option", "os => os.map(o => o.value)")
+    assert tuple(options) == LEVELS
+    term_levels = set(page.eval_on_selector_all(".ffn-term", "ts => ts.map(t => t.dataset.level)"))
+    assert term_levels <= set(LEVELS)
+
+
+def test_a_preference_saved_as_expert_still_works(server, page):
+    page.goto(server + PAGE)
+    page.evaluate("localStorage.setItem('ffnbook.expertise', 'expert')")  # the earlier name
+    page.reload()
+    assert page.input_value("#ffn-expertise") == "advanced"
+    assert explained(page) == page.locator(".ffn-term[data-level=advanced]").count()
+    assert page.evaluate("localStorage.getItem('ffnbook.expertise')") == "advanced"
+    assert page.console_errors == []
 
 
 def test_self_check_shows_why_after_answering(server, page):

@@ -13,6 +13,7 @@ import pydata_sphinx_theme
 import pytest
 
 import bookext
+from bookext.glossary_data import LEVELS
 from bookext.postprocess import ThemeMarkupChanged
 
 BOOK_TEMPLATES = str(Path(bookext.__file__).resolve().parents[2] / "_templates")
@@ -61,6 +62,9 @@ def test_reading_tools_sit_in_the_article_header_on_pages_with_content(page):
         assert len(tools) == 1 and tools[0].find_parent(class_="bd-header-article"), name
         assert "pst-js-only" in tools[0]["class"]
         assert tools[0].select_one("select#ffn-expertise") and tools[0].select_one("#ffn-links")
+        # The reader's levels are the glossary's: the tooltips carry the same names.
+        options = [(o["value"], o.get_text()) for o in tools[0].select("select#ffn-expertise option")]
+        assert options == [(level, level.capitalize()) for level in LEVELS]
         assert not html.select("article .ffn-tools")
     for name in ("404", "search", "genindex"):
         assert not page(name).select(".ffn-tools"), name

@@ -5,12 +5,11 @@
 
   var LEVEL_KEY = "ffnbook.expertise";
   var LINKS_KEY = "ffnbook.clickableReferences";
-  // Which glossary levels each reader level explains.
-  var EXPLAINS = {
-    beginner: { beginner: true, intermediate: true, advanced: true },
-    intermediate: { beginner: false, intermediate: true, advanced: true },
-    expert: { beginner: false, intermediate: false, advanced: true }
-  };
+  // Reader levels and glossary levels share one vocabulary, whose order the page's
+  // select lists (docs/_templates/reading-tools.html, from bookext's LEVELS): a reader
+  // at a level is explained the terms of that level and of every later one.
+  // Preferences saved under an earlier name of a level still work:
+  var RENAMED = { expert: "advanced" };
 
   function stored(key, fallback) {
     try {
@@ -49,14 +48,14 @@
     link.addEventListener("blur", hide);
   }
 
-  function applyLevel(level) {
-    var explains = EXPLAINS[level] || EXPLAINS.beginner;
+  function applyLevel(level, levels) {
+    var reader = levels.indexOf(level);
     document.documentElement.setAttribute("data-ffn-expertise", level);
     document.querySelectorAll(".ffn-term").forEach(function (term) {
       var link = term.querySelector("a");
       var tip = term.querySelector(".ffn-tip");
       if (!link || !tip) { return; }
-      var on = !!explains[term.getAttribute("data-level")];
+      var on = levels.indexOf(term.getAttribute("data-level")) >= reader;
       term.classList.toggle("ffn-explained", on);
       term.classList.toggle("ffn-plain", !on);
       if (on) {
@@ -102,18 +101,22 @@
     if (!tools) { return; }
     var select = tools.querySelector("#ffn-expertise");
     var links = tools.querySelector("#ffn-links");
-    select.value = stored(LEVEL_KEY, "beginner");
-    if (!EXPLAINS[select.value]) { select.value = "beginner"; }
+    var levels = Array.prototype.map.call(select.options, function (o) { return o.value; });
+    var saved = stored(LEVEL_KEY, levels[0]);
+    var level = RENAMED[saved] || saved;
+    if (levels.indexOf(level) < 0) { level = levels[0]; }
+    if (level !== saved) { store(LEVEL_KEY, level); }
+    select.value = level;
     links.checked = stored(LINKS_KEY, "true") === "true";
     select.addEventListener("change", function () {
       store(LEVEL_KEY, select.value);
-      applyLevel(select.value);
+      applyLevel(select.value, levels);
     });
     links.addEventListener("change", function () {
       store(LINKS_KEY, String(links.checked));
       applyLinks(links.checked);
     });
-    applyLevel(select.value);
+    applyLevel(select.value, levels);
     applyLinks(links.checked);
   }
 

@@ -7,7 +7,9 @@ from them by :mod:`bookext.glossary` and the tooltips by
 A term's *level* says how expert a reader must be before the term no longer
 needs explaining: ``beginner`` terms are explained only to beginners,
 ``intermediate`` ones to beginners and intermediate readers, ``advanced`` ones
-to everybody.
+to everybody. The reading tools offer readers the same three names, in the
+order of :data:`LEVELS` (``readertools.js`` reads that order from the page), so a
+reader at level L sees the tooltips of the terms at level L and above.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+#: Term levels and reader levels alike, from the reader who needs most explained.
 LEVELS = ("beginner", "intermediate", "advanced")
 
 #: The one glossary file (beside the pages it serves).

@@ -28,7 +28,7 @@ from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from bookext.glossary_data import load_glossary
+from bookext.glossary_data import LEVELS, load_glossary
 
 
 class html_element(nodes.TextElement):  # noqa: N801 - docutils node naming
@@ -172,8 +172,10 @@ NO_READING_TOOLS = {"404"}
 
 def offer_reading_tools(app: Sphinx, pagename, templatename, context, doctree) -> None:
     """Tell docs/_templates/reading-tools.html (in the article header, through the theme
-    option ``article_header_end``) whether this page shows the reading tools."""
+    option ``article_header_end``) whether this page shows the reading tools, and the
+    expertise levels it offers: the glossary's levels, the ones the tooltips carry."""
     context["reading_tools"] = doctree is not None and pagename not in NO_READING_TOOLS
+    context["reading_levels"] = LEVELS
 
 
 def setup(app: Sphinx) -> dict:
