@@ -30,6 +30,35 @@ def as_float_array(value, name: str) -> np.ndarray:
     return value
 
 
+def float_dtype(dtype) -> np.dtype:
+    """``dtype`` as a NumPy dtype if it is float32 or float64, else raise TypeError."""
+    dtype = np.dtype(dtype)
+    if dtype not in FLOAT_DTYPES:
+        raise TypeError(f"dtype must be float32 or float64, got {dtype}")
+    return dtype
+
+
+def float_arrays(arrays: dict) -> dict:
+    """Each of ``{name: array}`` as a float array (:func:`as_float_array`), or raise."""
+    return {name: as_float_array(a, name) for name, a in arrays.items()}
+
+
+def require_finite_and_one_dtype(arrays: dict) -> None:
+    """Raise unless the named arrays share one dtype (TypeError) and hold no NaN or infinity.
+
+    >>> require_finite_and_one_dtype({"W": np.zeros(2), "V": np.zeros(2, np.float32), "W2": np.zeros(2)})
+    Traceback (most recent call last):
+    ...
+    TypeError: W, V and W2 must share one dtype, got W=float64, V=float32, W2=float64
+    """
+    if len({a.dtype for a in arrays.values()}) > 1:
+        names = list(arrays)
+        found = ", ".join(f"{n}={a.dtype}" for n, a in arrays.items())
+        raise TypeError(f"{', '.join(names[:-1])} and {names[-1]} must share one dtype, got {found}")
+    for name, a in arrays.items():
+        require_finite(a, name)
+
+
 def require_finite(array: np.ndarray, name: str) -> None:
     """Raise ValueError if ``array`` holds NaN or infinity."""
     finite = np.isfinite(array)

@@ -97,7 +97,7 @@ def get_activation(name: str):
     return lookup(ACTIVATIONS, name)
 
 
-#: How the book writes each activation's name: the one set of labels for tables,
+#: How the book writes each activation's name, the one set of labels for tables,
 #: legends and alt text. ``"gelu"`` is plain "GELU", because the model sheet's
 #: ``gelu`` does not always say which form a model used.
 LABELS = {

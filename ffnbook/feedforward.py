@@ -17,7 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import as_float_array, require_finite, require_positive_int, require_shape
+from ._checks import (as_float_array, float_arrays, float_dtype, require_finite, require_finite_and_one_dtype,
+                      require_positive_int, require_shape)
 from .activations import get_activation
 
 
@@ -58,8 +59,7 @@ def check_params(W1, b1, W2, b2) -> FFNParams:
     ...
     ValueError: b2 must have shape (4,), got (3,)
     """
-    arrays = {"W1": W1, "b1": b1, "W2": W2, "b2": b2}
-    arrays = {name: as_float_array(a, name) for name, a in arrays.items()}
+    arrays = float_arrays({"W1": W1, "b1": b1, "W2": W2, "b2": b2})
     if arrays["W1"].ndim != 2:
         raise ValueError(
             f"W1 must be a 2-D array of shape (d_model, d_ff), got shape {arrays['W1'].shape}"
@@ -68,12 +68,7 @@ def check_params(W1, b1, W2, b2) -> FFNParams:
     require_shape(arrays["b1"], (d_ff,), "b1")
     require_shape(arrays["W2"], (d_ff, d_model), "W2")
     require_shape(arrays["b2"], (d_model,), "b2")
-    dtypes = {a.dtype for a in arrays.values()}
-    if len(dtypes) > 1:
-        found = ", ".join(f"{n}={a.dtype}" for n, a in arrays.items())
-        raise TypeError(f"W1, b1, W2 and b2 must share one dtype, got {found}")
-    for name, a in arrays.items():
-        require_finite(a, name)
+    require_finite_and_one_dtype(arrays)
     return FFNParams(**arrays)
 
 
@@ -94,9 +89,7 @@ def init_ffn_params(
     """
     d_model = require_positive_int(d_model, "d_model")
     d_ff = require_positive_int(d_ff, "d_ff")
-    dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
-        raise TypeError(f"dtype must be float32 or float64, got {dtype}")
+    dtype = float_dtype(dtype)
     rng = np.random.default_rng(seed)
     bound_in = 1.0 / np.sqrt(d_model)
     bound_hidden = 1.0 / np.sqrt(d_ff)

@@ -20,10 +20,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import as_float_array, lookup, require_finite, require_positive_int, require_shape
+from ._checks import (float_arrays, float_dtype, lookup, require_finite_and_one_dtype, require_positive_int,
+                      require_shape)
 from .activations import gelu, identity, relu, sigmoid, silu
 from .feedforward import check_input
-from .parameters import ffn_param_count, gated_ffn_param_count  # noqa: F401  (gated.gated_ffn_param_count on pages)
+# Pages call these as gated.gated_ffn_param_count and gated.equal_parameter_width.
+from .parameters import equal_parameter_width, ffn_param_count, gated_ffn_param_count  # noqa: F401
 
 #: Activation names :func:`gated_ffn` accepts, mapped to the NumPy functions.
 GATE_ACTIVATIONS = {
@@ -87,8 +89,7 @@ def check_gated_params(W, V, W2) -> GatedParams:
     ...
     ValueError: W2 must have shape (8, 4), got (4, 8)
     """
-    arrays = {"W": W, "V": V, "W2": W2}
-    arrays = {name: as_float_array(a, name) for name, a in arrays.items()}
+    arrays = float_arrays({"W": W, "V": V, "W2": W2})
     if arrays["W"].ndim != 2:
         raise ValueError(
             f"W must be a 2-D array of shape (d_model, d_ff), got shape {arrays['W'].shape}"
@@ -96,12 +97,7 @@ def check_gated_params(W, V, W2) -> GatedParams:
     d_model, d_ff = arrays["W"].shape
     require_shape(arrays["V"], (d_model, d_ff), "V")
     require_shape(arrays["W2"], (d_ff, d_model), "W2")
-    dtypes = {a.dtype for a in arrays.values()}
-    if len(dtypes) > 1:
-        found = ", ".join(f"{n}={a.dtype}" for n, a in arrays.items())
-        raise TypeError(f"W, V and W2 must share one dtype, got {found}")
-    for name, a in arrays.items():
-        require_finite(a, name)
+    require_finite_and_one_dtype(arrays)
     return GatedParams(**arrays)
 
 
@@ -117,9 +113,7 @@ def init_gated_params(d_model: int, d_ff: int, seed: int = 0, dtype=np.float64) 
     """
     d_model = require_positive_int(d_model, "d_model")
     d_ff = require_positive_int(d_ff, "d_ff")
-    dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
-        raise TypeError(f"dtype must be float32 or float64, got {dtype}")
+    dtype = float_dtype(dtype)
     rng = np.random.default_rng(seed)
     bound_in, bound_hidden = 1.0 / np.sqrt(d_model), 1.0 / np.sqrt(d_ff)
     W = rng.uniform(-bound_in, bound_in, size=(d_model, d_ff))
@@ -177,22 +171,6 @@ def hidden_values(x, params: GatedParams, activation: str = "silu") -> GateSampl
     x = check_input(x, params.d_model, params.dtype)
     gate, linear = act(x @ params.W), x @ params.V
     return GateSample(gate.ravel(), linear.ravel(), (gate * linear).ravel())
-
-
-def equal_parameter_width(d_ff_classic: float) -> float:
-    """The gated width with the parameters of a bias-free classic FFN of width ``d_ff_classic``.
-
-    ``2·d·d_ff = 3·d·d_ff'`` gives ``d_ff' = 2/3·d_ff``, whatever ``d_model``: the
-    book's one statement of the two-thirds rule. ``d_ff_classic`` may also be a
-    ratio to ``d_model`` (4 gives 8/3).
-
-    >>> equal_parameter_width(3072)
-    2048.0
-    """
-    if isinstance(d_ff_classic, bool) or not isinstance(d_ff_classic, (int, float, np.integer, np.floating)) \
-            or not (d_ff_classic > 0 and np.isfinite(d_ff_classic)):
-        raise ValueError(f"d_ff_classic must be a positive number, got {d_ff_classic!r}")
-    return 2 * d_ff_classic / 3
 
 
 # --- Figures --------------------------------------------------------------------------------

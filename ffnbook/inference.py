@@ -24,7 +24,6 @@ how many FLOPs one thread of the build machine does per byte it moves.
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from typing import NamedTuple, Sequence

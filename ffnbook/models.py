@@ -39,8 +39,8 @@ from typing import NamedTuple
 from .activations import LABELS
 from .gated import VARIANT_NAMES
 
-#: The sheet's FFN types: the activation each applies and whether it is gated
-#: (GLU-style: three matrices, the activation on one projection gating another).
+#: The sheet's FFN types, each with the activation it applies and whether it is
+#: gated (GLU-style, three matrices, the activation on one projection gating another).
 FFN_TYPES = {
     "relu": ("relu", False),
     "gelu": ("gelu", False),
@@ -115,7 +115,7 @@ class ModelConfig:
     vocab_size_exact: bool  #: False where the source gives a rounded size ("~37000", "256k")
     total_params_reported: str  #: as the source states it, e.g. "175.0B" or "?"; see :func:`reported_size`
     tied_embeddings: bool  #: the output projection reuses the token-embedding matrix
-    #: Rows of a learned position table (0: positions are not a learned table; ``None``: not confirmed).
+    #: Rows of a learned position table; 0 where positions are not a learned table, ``None`` where not confirmed.
     position_table: int | None
     segment_types: int  #: rows of BERT's segment-embedding table (0 elsewhere)
     pooler: bool  #: BERT's ``d_model × d_model`` pooler layer with bias
@@ -132,7 +132,7 @@ class ModelConfig:
 
     @property
     def activation(self) -> str:
-        """The FFN's activation, a name of :data:`ffnbook.activations.ACTIVATIONS` (SiLU for SwiGLU)."""
+        """The FFN's activation, a name of ``ffnbook.activations.ACTIVATIONS`` (SiLU for SwiGLU)."""
         return FFN_TYPES[self.ffn_type][0]
 
     @property
@@ -155,7 +155,7 @@ class ModelConfig:
 
     @property
     def d_head_v(self) -> int | None:
-        """Value width of one head: ``v_head_dim`` for latent attention, else ``d_head``."""
+        """The value width of one head, ``v_head_dim`` for latent attention, else ``d_head``."""
         return self.latent_attention.v_head_dim if self.latent_attention else self.d_head
 
     @property

@@ -7,6 +7,8 @@ holds, so a page can check every formula against an actual module.
 
 from __future__ import annotations
 
+import math
+
 from ._checks import require_positive_int
 
 
@@ -40,6 +42,22 @@ def gated_ffn_param_count(d_model: int, d_ff: int, bias: bool = False) -> int:
     d_model = require_positive_int(d_model, "d_model")
     d_ff = require_positive_int(d_ff, "d_ff")
     return 3 * d_model * d_ff + ((2 * d_ff + d_model) if bias else 0)
+
+
+def equal_parameter_width(d_ff_classic: float) -> float:
+    """The gated width with the parameters of a bias-free classic FFN of width ``d_ff_classic``.
+
+    ``2·d·d_ff = 3·d·d_ff'`` gives ``d_ff' = 2/3·d_ff``, whatever ``d_model``: the
+    book's one statement of the two-thirds rule. ``d_ff_classic`` may also be a
+    ratio to ``d_model`` (4 gives 8/3).
+
+    >>> equal_parameter_width(3072)
+    2048.0
+    """
+    if isinstance(d_ff_classic, bool) or not isinstance(d_ff_classic, (int, float)) \
+            or not (d_ff_classic > 0 and math.isfinite(d_ff_classic)):
+        raise ValueError(f"d_ff_classic must be a positive number, got {d_ff_classic!r}")
+    return 2 * d_ff_classic / 3
 
 
 def ffn_weights_in_d2(d_ff: int, d_model: int, gated: bool) -> float:
@@ -109,7 +127,7 @@ def block_modules(d_model: int, d_ff: int, n_heads: int, activation: str = "gelu
     return ffn_module, attention
 
 
-def width_ratio_rows(d_model: int, multipliers=(1, 2, 8 / 3, 4, 8)) -> list[dict]:
+def width_ratio_rows(d_model: int, multipliers=(1, 2, equal_parameter_width(4), 4, 8)) -> list[dict]:
     """FFN-vs-attention parameter ratio at several FFN widths ``d_ff = m·d_model``.
 
     Each row has ``d_ff``, both counts (FFN with bias, attention without), the
@@ -142,7 +160,7 @@ def width_ratio_rows(d_model: int, multipliers=(1, 2, 8 / 3, 4, 8)) -> list[dict
     return rows
 
 
-def width_ratio_table(d_model: int, multipliers=(1, 2, 8 / 3, 4, 8)):
+def width_ratio_table(d_model: int, multipliers=(1, 2, equal_parameter_width(4), 4, 8)):
     """:func:`width_ratio_rows` as a table for a page."""
     from .display import MarkdownTable
 

@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ._checks import as_float_array, require_finite, require_positive_int
+from ._checks import as_float_array, require_finite
 from .attention import AttentionParams, self_attention
 from .feedforward import FFNParams, check_params, ffn
 

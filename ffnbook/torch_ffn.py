@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._checks import lookup, require_positive_int
+from ._checks import float_dtype, lookup, require_positive_int
 from .feedforward import FFNParams, check_params, ffn
 
 #: Torch modules for the activation names ffnbook.ffn accepts.
@@ -39,10 +39,7 @@ def torch_dtype(dtype) -> torch.dtype:
     >>> torch_dtype(np.float64)
     torch.float64
     """
-    dtype = np.dtype(dtype)
-    if dtype not in TORCH_DTYPES:
-        raise TypeError(f"dtype must be float32 or float64, got {dtype}")
-    return TORCH_DTYPES[dtype]
+    return TORCH_DTYPES[float_dtype(dtype)]
 
 
 def load_linear(layer: nn.Module, W: np.ndarray, b: np.ndarray | None = None) -> None:

@@ -10,10 +10,9 @@ import math
 from typing import NamedTuple
 
 from ._checks import require_positive_int
-from .gated import equal_parameter_width
 from .model_parameters import ffn_share_of_blocks
 from .models import get_model, load_models
-from .parameters import ffn_weights_in_d2
+from .parameters import equal_parameter_width, ffn_weights_in_d2
 from .plotting import PALETTE, BookFigure, new_figure, styled
 
 #: The classic FFN's width, as a multiple of d_model (Vaswani et al., 2017).
@@ -76,7 +75,7 @@ class LlamaWidthSetting(NamedTuple):
     mark: str  #: P (primary file seen) or S (quoted by third parties only)
 
 
-#: Released settings of the rule: the models whose ``ffn_width_rule`` the sheet gives.
+#: Released settings of the rule, for the models whose ``ffn_width_rule`` the sheet gives.
 LLAMA_SETTINGS = tuple(
     LlamaWidthSetting(m.name, m.d_model, *m.ffn_width_rule) for m in load_models() if m.ffn_width_rule
 )

@@ -15,7 +15,7 @@ import pytest
 from sitecheck import glued, soup_of
 
 import ffnbook
-from ffnbook import activations, position_independence
+from ffnbook import nonlinearity, position_independence
 from ffnbook.models import get_model
 
 PAGE = "exercises"
@@ -73,7 +73,7 @@ def test_exercise_2_change_one_token(site):
 def test_exercise_3_linear_collapse(site):
     params = ffnbook.init_ffn_params(64, 256, seed=3)
     samples = ffnbook.random_tokens((200, 64), seed=5)
-    gelu_fit = activations.best_affine_fit(samples, ffnbook.ffn(samples, *params, activation="gelu"))
+    gelu_fit = nonlinearity.best_affine_fit(samples, ffnbook.ffn(samples, *params, activation="gelu"))
     assert glued(site, PAGE, "ex_lc_collapse_diff") < 1e-12  # torch: combined matrix against the two layers
     assert glued(site, PAGE, "ex_lc_samples") == 200
     assert glued(site, PAGE, "ex_lc_fit_identity") < 1e-12  # the activation-free FFN is affine
