@@ -83,6 +83,7 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
     return (0.5 * (1.0 + np.tanh(0.5 * x))).astype(x.dtype, copy=False)
 
 
+#: The activation functions, by the names :func:`ffnbook.feedforward.ffn` accepts.
 ACTIVATIONS = {
     "relu": relu,
     "gelu": gelu,

@@ -160,8 +160,8 @@ class Prompts(NamedTuple):
     """A batch of prompts, their answers and where the subject and relation sit."""
 
     tokens: np.ndarray  #: int64 array (n, seq_len); the last token of every row is ``→``
-    answers: np.ndarray  #: int64 array (n,): the object token id to predict at the last position
-    facts: np.ndarray  #: int array (n, 2): the (subject, relation) each prompt asks about
+    answers: np.ndarray  #: int64 array (n,), the object token id to predict at the last position
+    facts: np.ndarray  #: int array (n, 2), the (subject, relation) each prompt asks about
     subject_position: np.ndarray  #: int array (n,)
     relation_position: np.ndarray  #: int array (n,)
 

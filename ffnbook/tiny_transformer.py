@@ -107,6 +107,7 @@ class Block(nn.Module):
         self.ffn = PositionwiseFFN(d_model, d_ff, activation="relu")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The block's output for ``x`` of shape ``(..., T, d_model)``."""
         h = x + self.attention(layer_norm(x))
         return h + self.ffn(layer_norm(h))
 
@@ -351,7 +352,7 @@ class TrainResult(NamedTuple):
 
     model: TinyTransformer
     initial_model: TinyTransformer  #: the same model before its first step
-    history: dict  #: lists by key: step, loss (None at step 0), recall, held_out_recall; active_share: one list per block
+    history: dict  #: a list per key (step, loss with None at step 0, recall, held_out_recall), active_share a list per block
     model_config: ModelConfig
     train_config: TrainConfig
 
