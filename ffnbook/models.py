@@ -14,7 +14,7 @@ that does not apply. The columns after ``attention_window``:
 * ``architecture``: ``encoder``, ``decoder`` or ``encoder-decoder`` (the last
   must agree with an ``"N enc + M dec"`` layer count).
 * ``d_head``: width of one attention head's queries and keys; ``?`` where the
-  sources do not confirm it (PaLM's heads are not ``d_model / n_heads`` wide),
+  sources do not confirm it (PaLM: the sources give ``d_model`` and ``n_heads``, not the head size),
   ``n/a`` for latent attention, whose widths are in ``latent_attention``.
 * ``latent_attention``: DeepSeek's multi-head latent attention dimensions,
   named as in its configuration file (``q_lora_rank 1536; kv_lora_rank 512; ...``).

@@ -200,7 +200,7 @@ def width_counts(rows=None) -> dict:
 
 
 def excess_over_classic_budget(d_ff: int, d_model: int, gated: bool = True,
-                               classic_multiple: float = 4.0) -> float:
+                               classic_multiple: float = CLASSIC_RATIO) -> float:
     """How much larger an FFN is than a classic one of width ``classic_multiple·d_model``.
 
     The classic FFN holds ``2·classic_multiple`` units of ``d_model²`` (8 at the
@@ -269,7 +269,7 @@ def fixed_budget_table(params_per_layer: float, ffn_ratios=(1.0, 2.0, 4.0, 8.0, 
     )
 
 
-def gated_budget(d_model: int, classic_multiple: float = 4.0) -> dict:
+def gated_budget(d_model: int, classic_multiple: float = CLASSIC_RATIO) -> dict:
     """Weights of a classic two-matrix FFN against a gated three-matrix one of 2/3 the width.
 
     A gated FFN with width ``(2/3)·m·d_model`` has three matrices, so
