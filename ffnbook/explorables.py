@@ -30,29 +30,30 @@ import dataclasses
 
 from ._checks import require_positive_int
 from .compute import (
-    SCORE_HEAD_DIMS,
-    UNCONFIRMED_HEAD_SIZE,
     attention_projection_flops_per_token,
     attention_score_flops_per_token,
     ffn_flops_per_token,
     model_crossover,
 )
-from .model_parameters import DEEPSEEK_V3_MLA, LAYOUTS, Layout, gated_ffn_param_count, parameter_breakdown
+from .model_parameters import parameter_breakdown
 from .models import ModelConfig, get_model, load_models
-from .parameters import attention_param_count, ffn_param_count
+from .parameters import attention_param_count, ffn_param_count, gated_ffn_param_count
 from .plotting import PALETTE
 from .width import llama_ffn_width
 
 #: Kinds of explorable, in the order the chapter meets them.
 KINDS = ("width", "parameters", "compute", "moe")
 
-#: The settings each explorable starts from. Each is a model the static
-#: figure or table beside it shows, so the first view repeats its numbers.
+#: The sheet model each explorable opens on: one the static figure or table
+#: beside it shows, so the first view repeats its numbers.
+START_MODELS = {"parameters": "GPT-2 small", "compute": "GPT-2 small", "moe": "Mixtral 8x7B"}
+
+#: The settings each explorable starts from.
 INITIAL = {
     "width": {"d_model": 512, "ratio": 4.0, "gated": False, "multiple_of": 256, "bias": True},
-    "parameters": {"model": "GPT-2 small"},
-    "compute": {"model": "GPT-2 small", "n_ctx": 1024},
-    "moe": {"model": "Mixtral 8x7B"},
+    "parameters": {"model": START_MODELS["parameters"]},
+    "compute": {"model": START_MODELS["compute"], "n_ctx": 1024},
+    "moe": {"model": START_MODELS["moe"]},
 }
 
 
@@ -175,6 +176,8 @@ def model_variant(
             raise ValueError(f"d_model must be a multiple of {base.name}'s {base.n_heads} heads, got {d_model}")
         changes.update(d_model=d_model, d_ff=_scaled(base.d_ff, base.d_model, d_model),
                        d_ff_dense=_scaled(base.d_ff_dense, base.d_model, d_model))
+        if base.latent_attention is None and base.d_head is not None:
+            changes.update(d_head=d_model // base.n_heads)  # the heads still split d_model
     if vocab_size is not None:
         changes.update(vocab_size=require_positive_int(vocab_size, "vocab_size"))
     if n_kv_heads is not None:
@@ -209,8 +212,7 @@ def _breakdown_dict(model: ModelConfig, tied_head: bool | None) -> dict:
     """:func:`parameter_breakdown` as a dict, with the output head tied or untied as asked."""
     b = parameter_breakdown(model)._asdict()
     del b["name"]
-    layout = LAYOUTS.get(model.name, Layout())
-    if tied_head is not None and tied_head != layout.tied_head:
+    if tied_head is not None and tied_head != model.tied_embeddings:
         # Tying removes the output head's vocab_size × d_model matrix; untying adds it.
         head = model.vocab_size * model.d_model * (-1 if tied_head else 1)
         for key in ("embeddings", "total", "total_active"):
@@ -309,9 +311,9 @@ def compute_state(model: str, n_ctx: int) -> dict:
              "attended": attended, "window": window, "crossover": row["crossover"],
              "crossover_reached": None, "scores_over_ffn": None, "context_length": row["context_length"],
              "beyond_context": row["beyond_context"], "note": row["note"]}
-    if m.name in UNCONFIRMED_HEAD_SIZE:
+    if m.d_head is None:  # not confirmed by the sources: no attention cost is computed
         return state
-    d_head, d_head_v = SCORE_HEAD_DIMS.get(m.name, (m.d_head, m.d_head))
+    d_head, d_head_v = m.d_head, m.d_head_v
     scores = attention_score_flops_per_token(attended, m.n_heads, d_head=d_head, d_head_v=d_head_v)
     state.update(scores=scores, scores_over_ffn=scores / row["ffn_flops"],
                  crossover_reached=window is None or row["crossover"] <= window)
@@ -326,13 +328,13 @@ def compute_state(model: str, n_ctx: int) -> dict:
 
 def _model_inputs(m: ModelConfig) -> dict:
     """A sheet model's fields that the parameter breakdown reads, in short JSON keys."""
-    layout = LAYOUTS.get(m.name, Layout())
     return {
         "arch": m.architecture, "L": m.n_layers, "moeL": m.n_moe_layers, "d": m.d_model,
         "h": m.n_heads, "kv": m.n_kv_heads, "mla": m.attention == "mla", "ff": m.d_ff,
         "ffd": m.d_ff_dense, "gated": m.gated, "bias": m.ffn_bias, "E": m.n_experts,
         "S": m.n_shared_experts, "k": m.experts_per_token, "V": m.vocab_size,
-        "tied": layout.tied_head, "pos": layout.positions + layout.token_types, "pool": layout.pooler,
+        # A position table of unconfirmed size is not counted (ffnbook.model_parameters' rule).
+        "tied": m.tied_embeddings, "pos": (m.position_table or 0) + m.segment_types, "pool": m.pooler,
     }
 
 
@@ -352,12 +354,13 @@ def explorable_data(kind: str) -> dict:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     data: dict = {"palette": list(PALETTE), "initial": dict(INITIAL[kind])}
-    models = [m for m in load_models() if m.name not in UNCONFIRMED_HEAD_SIZE]
+    models = [m for m in load_models() if m.d_head is not None]
     if kind == "width":
         data["models"] = [[m.name, m.d_model, m.d_ff_dense, m.gated] for m in load_models() if not m.is_moe]
     elif kind in ("parameters", "moe"):
         data["models"] = {m.name: _model_inputs(m) for m in models if kind == "parameters" or m.is_moe}
-        data["mla"] = dict(DEEPSEEK_V3_MLA)
+        latent = next(m for m in models if m.latent_attention is not None)
+        data["mla"] = dict(latent.latent_attention._asdict(), n_heads=latent.n_heads)
     else:
         rows = {}
         for m in load_models():

@@ -16,7 +16,8 @@ from ffnbook import compute, explorables, model_parameters, width
 from ffnbook.models import get_model, load_models
 from ffnbook.plotting import PALETTE
 
-BREAKDOWN_MODELS = sorted(model_parameters.all_breakdowns())
+# Every sheet model whose attention can be counted (the sheet confirms its head size).
+BREAKDOWN_MODELS = sorted(m.name for m in load_models() if m.d_head is not None)
 
 
 # --- width ----------------------------------------------------------------------------------
