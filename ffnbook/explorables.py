@@ -44,8 +44,8 @@ from .width import llama_ffn_width
 #: Kinds of explorable, in the order the chapter meets them.
 KINDS = ("width", "parameters", "compute", "moe")
 
-#: The sheet model each explorable opens on: one the static figure or table
-#: beside it shows, so the first view repeats its numbers.
+#: The sheet model each explorable opens on, one that the static figure or
+#: table beside it shows, so the first view repeats its numbers.
 START_MODELS = {"parameters": "GPT-2 small", "compute": "GPT-2 small", "moe": "Mixtral 8x7B"}
 
 #: The settings each explorable starts from.
@@ -344,7 +344,7 @@ def explorable_data(kind: str) -> dict:
     Always ``palette`` (:data:`ffnbook.plotting.PALETTE`) and ``initial``
     (:data:`INITIAL`); then ``models``: for ``width`` each dense sheet model's
     name, ``d_model``, ``d_ff`` and whether it is gated (the marks on the
-    figure); for ``parameters`` and ``moe`` the fields of :func:`_model_inputs`
+    figure); for ``parameters`` and ``moe`` the fields of ``_model_inputs``
     for every model the breakdown covers (MoE models only for ``moe``), and
     DeepSeek-V3's latent-attention sizes; for ``compute`` each model's FFN and
     projection FLOPs per token, its score FLOPs per attended position, its

@@ -273,3 +273,15 @@ def test_the_setup_cell_comes_first_and_installs_torch_only_where_needed(site):
         setup = [c for c in notebook["cells"] if c["cell_type"] == "code"][0]["source"]
         assert 'find_spec("ffnbook") is None' in setup, page
         assert ("download.pytorch.org/whl/cpu" in setup) == notebook["metadata"]["ffnbook"]["needs_torch"]
+
+
+def test_an_explorable_becomes_a_note_linking_to_the_site():
+    class OnSite(Resolver):
+        def page_url(self):
+            return "https://example.org/width.html"
+
+    text = "```{explorable} width\nMove the ratio $r$.\n```"
+    [markdown] = convert(text, OnSite())
+    assert markdown == "> **Interactive figure** ([on the site](https://example.org/width.html)). Move the ratio $r$."
+    [offline] = convert(text)
+    assert "{explorable}" not in offline and offline.endswith("Move the ratio $r$.")

@@ -95,6 +95,10 @@ class Resolver:
         """A Markdown image of a file the page shows, with its caption."""
         return f"![{md_escape(str(options.get('alt', '')))}]({path})\n\n{caption}".strip()
 
+    def page_url(self) -> str:
+        """The address of this page on the published site ("" where unknown)."""
+        return ""
+
 
 def md_escape(text: str) -> str:
     """Text that Markdown shows literally (no emphasis, code, HTML or table cells).
@@ -338,6 +342,11 @@ class Converter:
         if name in GLUE_DIRECTIVES:
             caption = self._body(content)
             return r.glue_block(name, argument.strip(), options, caption)
+        if name == "explorable":
+            # An interactive figure runs only in the site's pages: say what it shows, and where.
+            url = r.page_url()
+            where = f"[on the site]({url})" if url else "on the site"
+            return [blockquote(f"**Interactive figure** ({where}). {self._body(content)}".strip())]
         r.warn(f"reader notebook: the directive {{{name}}} has no Markdown form")
         return [self._body(content)] if content else []
 

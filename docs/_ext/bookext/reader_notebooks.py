@@ -484,6 +484,9 @@ class SiteResolver(Resolver):
         base = self.app.config.ffnbook_site_url.rstrip("/") + "/"
         return base + self.app.builder.get_target_uri(docname) + (f"#{anchor}" if anchor else "")
 
+    def page_url(self) -> str:
+        return self.url(self.pagename)
+
     def term(self, shown: str, target: str) -> str:
         std = self.env.domaindata["std"]
         found = std.get("terms", {}).get(target.lower()) or std["objects"].get(("term", target.lower()))
