@@ -9,6 +9,9 @@ tests/test_explorables_browser.py.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -242,3 +245,22 @@ def test_compute_coefficients_scale_to_any_length():
 def test_unknown_kind_is_refused():
     with pytest.raises(ValueError, match="kind must be one of"):
         explorables.explorable_data("attention")
+
+
+def test_pages_with_an_explorable_depend_on_every_file_its_data_reads():
+    """The directive computes its data while Sphinx reads the page, outside the page's kernel,
+    so the execution records cannot see these files: the page must name them to Sphinx, or an
+    edited formula or sheet row would leave an explorable showing old numbers."""
+    from bookext.explorables import data_dependencies
+
+    names = {p.name for p in data_dependencies()}
+    assert {"explorables.py", "compute.py", "model_parameters.py", "models.py", "width.py",
+            "models.csv"} <= names
+    assert "trained_ffn.py" not in names  # only what the data needs
+    # Every ffnbook module that computing the data imports, in a fresh process, is among them.
+    script = ("import sys, ffnbook.explorables as x\n"
+              "[x.explorable_data(k) for k in x.KINDS]\n"
+              "print('\\n'.join(m.__file__ for n, m in sys.modules.items() if n.startswith('ffnbook')))")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    imported = {Path(line).resolve() for line in run.stdout.split()}
+    assert imported and imported <= {p.resolve() for p in data_dependencies()}

@@ -20,12 +20,21 @@ the tests compare with Python.
 The scripts and the stylesheet are added only to pages that have an
 explorable, and a kind's script only where that kind is
 (``html-page-context``), so other pages load nothing more.
+
+The data is computed while Sphinx reads the page, not by the page's kernel, so
+the page notes as its dependencies the ffnbook modules that
+``ffnbook.explorables`` imports (followed through the package's relative
+imports) and the package's data files: editing one re-reads the pages with an
+explorable, and their data is never stale.
 """
 
 from __future__ import annotations
 
+import ast
 import html
 import json
+from functools import cache
+from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -67,6 +76,26 @@ def skip_node(self, node) -> None:
     raise nodes.SkipNode
 
 
+@cache
+def data_dependencies() -> tuple[Path, ...]:
+    """The files ``ffnbook.explorables`` reads: its module, the ffnbook modules it imports
+    (directly or through others, found in the source) and the package's data files."""
+    import ffnbook
+
+    package = Path(ffnbook.__file__).parent
+    found, todo = set(), ["explorables", "__init__"]
+    while todo:
+        path = package / f"{todo.pop()}.py"
+        if path in found or not path.is_file():
+            continue
+        found.add(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                todo.extend([node.module.split(".")[0]] if node.module else [a.name for a in node.names])
+    data = {p for p in (package / "data").rglob("*") if p.is_file()}
+    return tuple(sorted(found | data))
+
+
 class ExplorableDirective(SphinxDirective):
     """``{explorable} KIND``: an interactive figure of kind KIND, introduced by the body."""
 
@@ -82,6 +111,8 @@ class ExplorableDirective(SphinxDirective):
         node = explorable()
         node["kind"] = kind
         node["data"] = explorable_data(kind)
+        for path in data_dependencies():
+            self.env.note_dependency(str(path))
         node["ids"].append(f"ffn-x-{kind}-{self.env.new_serialno('ffn-x')}")
         node += self.parse_content_to_nodes()
         self.set_source_info(node)
