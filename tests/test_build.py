@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from sitecheck import DOCS, NOTEBOOK_HEADER, glued_after, make_html, page_text
+from sitecheck import DOCS, NOTEBOOK_HEADER, glued, make_html, page_text
 
 import ffnbook
 
@@ -27,12 +27,15 @@ def test_parameter_counts_on_the_page(site):
     attn_count = f"{ffnbook.attention_param_count(512, n_heads=8):,}"
     # The numbers, from the algebra 2·512·2048 + 2048 + 512 and 4·512².
     assert (ffn_count, attn_count) == ("2,099,712", "1,048,576")
-    assert glued_after(site, "parameter-count", "the formula gives") == ffn_count
-    assert glued_after(site, "parameter-count", "module holds") == ffn_count
-    assert glued_after(site, "parameter-count", "nn.MultiheadAttention holds") == attn_count
-    ratio = glued_after(site, "parameter-count", "The FFN is")
-    assert float(ratio) == pytest.approx(2_099_712 / 1_048_576, abs=5e-5)
-    assert glued_after(site, "parameter-count", "the ratio is exactly") == "2.0"
+    page = "parameter-count"
+    assert glued(site, page, "pc_ffn_formula") == glued(site, page, "pc_ffn_counted") == 2_099_712
+    assert glued(site, page, "pc_attn_formula") == glued(site, page, "pc_attn_counted") == 1_048_576
+    assert glued(site, page, "pc_ratio") == pytest.approx(2_099_712 / 1_048_576, rel=1e-12)
+    assert glued(site, page, "pc_weight_ratio") == 2.0  # 8 d² over 4 d², without biases
+    # The reader sees them as the page formats them.
+    text = " ".join(page_text(site, page).split())
+    assert f"gives {ffn_count} FFN parameters" in text and f"holds {attn_count}" in text
+    assert f"{2_099_712 / 1_048_576:.4f} times the size of attention" in text
 
 
 def test_width_table_on_the_page(site):

@@ -167,7 +167,9 @@ BINDER = re.compile(r"^https://mybinder\.org/v2/gh/([^/]+/[^/]+)/([^?/]+)\?urlpa
 
 def test_launch_buttons_open_notebooks_the_published_branch_holds(site):
     conf = (ROOT / "conf.py").read_text()
-    repo = re.search(r'REPOSITORY_URL = "https://github\.com/([^"]+)"', conf).group(1)
+    # The repository the build names: conf.py's default, unless the environment sets another.
+    default = re.search(r'REPOSITORY_URL = .*"(https://github\.com/[^"]+)"', conf).group(1)
+    repo = (os.environ.get("FFNBOOK_REPOSITORY_URL") or default).removeprefix("https://github.com/")
     workflow = (ROOT / ".github" / "workflows" / "pages.yml").read_text()
     branches = set()
     pages = sorted(p.stem for p in (site.parent / "jupyter_execute").glob("*.ipynb"))
