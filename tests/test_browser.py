@@ -197,3 +197,29 @@ def test_pages_have_no_console_errors_and_load_nothing_from_other_hosts(server, 
         page.wait_for_load_state("load")
         assert not page.console_errors, f"{html.name}: {page.console_errors}"
     assert not foreign, foreign[:5]
+
+
+def test_every_definition_stays_in_view_on_a_phone(server, browser):
+    """At 390 px, a term near the right edge opens its definition inside the viewport."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        for name in ("position-independence.html", "mixture-of-experts.html"):
+            page.goto(server + name)
+            terms = page.locator(".ffn-term.ffn-explained > a")
+            outside = []
+            for i in range(terms.count()):
+                link = terms.nth(i)
+                link.focus()  # as a keyboard reader opens it (scrolls it into view)
+                box = page.evaluate("""() => {
+                    const tip = document.getElementById(document.activeElement.getAttribute('aria-describedby'));
+                    const r = tip.getBoundingClientRect();
+                    return [r.left, r.right, document.documentElement.clientWidth, tip.hidden];
+                }""")
+                left, right, width, hidden = box
+                assert not hidden
+                if left < 0 or right > width:
+                    outside.append((name, link.inner_text(), round(left), round(right)))
+            assert terms.count() > 5 and not outside, outside
+    finally:
+        context.close()

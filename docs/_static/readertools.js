@@ -32,12 +32,21 @@
     });
   }
 
+  /* A tooltip opens below its term, starting at the term's left edge; near the right
+     edge of a narrow screen it moves left just enough to stay in view (8 px margin). */
+  function place(tip) {
+    tip.style.left = "";
+    var box = tip.getBoundingClientRect(), room = document.documentElement.clientWidth - 8;
+    var shift = Math.min(Math.max(box.right - room, 0), Math.max(box.left - 8, 0));
+    if (shift > 0) { tip.style.left = (-shift) + "px"; }
+  }
+
   function setupTerm(term) {
     var link = term.querySelector("a");
     var tip = term.querySelector(".ffn-tip");
     if (!link || !tip) { return; }
     var show = function () {
-      if (term.classList.contains("ffn-explained")) { hideAll(tip); tip.hidden = false; }
+      if (term.classList.contains("ffn-explained")) { hideAll(tip); tip.hidden = false; place(tip); }
     };
     var hide = function () { tip.hidden = true; };
     term.addEventListener("mouseenter", show);
