@@ -311,3 +311,23 @@ def test_a_file_modified_while_its_page_ran_is_never_taken_as_unchanged(tmp_path
     after = Outcome(notebook, started=time.time() + 60, seconds=1.0, used=report)
     assert build.record("p", "code", before)["files"][str(used)] == MODIFIED_DURING_RUN
     assert build.record("p", "code", after)["files"][str(used)] == hashlib.sha256(used.read_bytes()).hexdigest()
+
+
+def test_a_clean_build_starts_a_page_marked_long_running_first(tmp_path):
+    """Without records, the long page must not start last (it did, alphabetically: a clean
+    build of the book waited ~6 s longer for trained-ffn); with records, their times decide."""
+    from types import SimpleNamespace
+
+    from bookext.execution import UNKNOWN_SECONDS, _run
+
+    config = SimpleNamespace(execution_in_temp=False, execution_timeout=60, execution_allow_errors=False)
+    page = tmp_path / "page.md"
+
+    def expected(metadata: dict, recorded=None) -> float:
+        notebook = nbformat.v4.new_notebook(metadata=metadata)
+        return _run("page", notebook, config, page, recorded).expected_seconds
+
+    assert expected({"ffnbook": {"long_running": True}}) == float("inf")
+    assert expected({}) == expected({"ffnbook": {"long_running": "yes"}}) == UNKNOWN_SECONDS
+    assert expected({"ffnbook": {"long_running": True}}, recorded=3.5) == 3.5
+    assert "long_running: true" in (ROOT / "docs" / "trained-ffn.md").read_text().split("\n---\n")[0]

@@ -42,7 +42,8 @@ How it works
 * **Execution beside reading.** Once Sphinx knows which pages it will read, the main
   process decides which notebooks must execute and forks a child that runs them, as
   many at a time as ``-j`` allows (``ffnbook_execution_jobs``), longest first (by their
-  last run), while Sphinx reads the other pages (the API page's autodoc, for one); the
+  last run; with none, pages whose front matter says ``ffnbook: {long_running: true}``
+  first), while Sphinx reads the other pages (the API page's autodoc, for one); the
   reader of an executing page waits for its result. When more pages must execute than
   can run at once, each gets a fresh kernel forked from a template that has already
   imported ``ffnbook_kernel_preload`` and no project code (:mod:`bookext.kernels`);
@@ -439,12 +440,20 @@ def _serve_cache_mode_from_records() -> None:
 
 # --- executing before reading -------------------------------------------------------------------
 
+#: The expected run time of a page with no record and no hint: longer than any recorded one.
+UNKNOWN_SECONDS = 1e9
+
+
 def _run(docname, notebook, nb_config, path: Path, expected: float | None):
     from .kernels import Run
 
     cwd = tempfile.mkdtemp(prefix="bookext-run-") if nb_config.execution_in_temp else str(Path(path).parent)
-    return Run(docname, notebook, cwd, nb_config.execution_timeout, nb_config.execution_allow_errors,
-               expected if expected is not None else float("inf"))
+    if expected is None:
+        # No record says how long the page takes: it starts before the pages with one, and
+        # a page whose front matter says ``ffnbook: {long_running: true}`` before the rest.
+        hint = notebook.metadata.get("ffnbook", {})
+        expected = float("inf") if isinstance(hint, dict) and hint.get("long_running") is True else UNKNOWN_SECONDS
+    return Run(docname, notebook, cwd, nb_config.execution_timeout, nb_config.execution_allow_errors, expected)
 
 
 def _execute(build: Build, runs: list, *, jobs: int, preload: list[str] | None, report=None) -> dict:
