@@ -137,3 +137,24 @@ def test_broken_cross_reference_fails_the_build(tmp_path):
     output = result.stdout + result.stderr
     assert result.returncode != 0
     assert re.search(r"bad-ref\.md:\d+: WARNING: unknown document: 'no-such-page'", output)
+
+
+@pytest.mark.build
+def test_a_page_linking_the_pdf_is_read_again_when_it_appears_and_not_before(tmp_path):
+    """Sphinx re-reads a page whose dependency is missing on every build; the landing page
+    waits for the PDF instead, so rebuilds without one read nothing (no-op rebuild time)."""
+    source, build = tmp_path / "src", tmp_path / "build"
+    source.mkdir()
+    shutil.copy(DOCS / "references.bib", source / "references.bib")
+    (source / "index.md").write_text("# Index\n\nIntro.\n\n{chapter-pdf}`Download the PDF`\n")
+    for _ in range(2):
+        result = make_html(source, build)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert re.search(r"updating environment: 0 added, 0 changed, 0 removed", result.stdout), result.stdout
+    assert "Download the PDF" not in page_text(build / "html", "index")
+    (build / "pdf").mkdir()
+    (build / "pdf" / "ffnbook.pdf").write_bytes(b"%PDF-1.4\n" + b"0" * 300_000)
+    result = make_html(source, build)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert re.search(r"updating environment: 0 added, 1 changed, 0 removed", result.stdout), result.stdout
+    assert "Download the PDF (PDF, 0.3 MB)" in page_text(build / "html", "index")

@@ -119,9 +119,12 @@ def chapter_pdf_role(name, rawtext, text, lineno, inliner, options=None, content
     env = inliner.document.settings.env
     app = env.app
     pdf = pdf_path(app)
-    # A dependency on the PDF: its page is read again once the PDF appears or changes
-    # (Sphinx re-reads a page whose dependency is missing, so until then on every build).
-    env.note_dependency(str(pdf))
+    # The page is read again when the PDF changes (a dependency) or appears (Sphinx would
+    # re-read a page whose dependency is missing on every build, so the page waits instead).
+    if pdf.is_file():
+        env.note_dependency(str(pdf))
+    else:
+        _waiting(env).add(env.docname)
     slot = pdf_link_slot()
     # Only the site links it: the one-page build that the PDF is printed from does not.
     if app.builder.name == "html" and pdf.is_file():
@@ -133,6 +136,25 @@ def chapter_pdf_role(name, rawtext, text, lineno, inliner, options=None, content
         slot += link
         slot += nodes.Text(f" (PDF, {pdf.stat().st_size / 2**20:.1f} MB)")
     return [slot], []
+
+
+def _waiting(env) -> set[str]:
+    """Pages that link the PDF and were read while there was none."""
+    if not hasattr(env, "ffnbook_pdf_waiting"):
+        env.ffnbook_pdf_waiting = set()
+    return env.ffnbook_pdf_waiting
+
+
+def read_again_once_the_pdf_exists(app: Sphinx, env, added, changed, removed) -> list[str]:
+    return sorted(_waiting(env) - set(removed)) if pdf_path(app).is_file() else []
+
+
+def forget_page(app: Sphinx, env, docname: str) -> None:
+    _waiting(env).discard(docname)
+
+
+def merge_waiting(app: Sphinx, env, docnames, other) -> None:
+    _waiting(env).update(_waiting(other) & set(docnames))
 
 
 def resolve_pdf_slots(app: Sphinx, doctree: nodes.document) -> None:
@@ -150,6 +172,9 @@ def setup(app: Sphinx) -> dict:
     app.add_node(pdf_link_slot)
     app.add_role("chapter-pdf", chapter_pdf_role)
     app.connect("doctree-read", resolve_pdf_slots)
+    app.connect("env-get-outdated", read_again_once_the_pdf_exists)
+    app.connect("env-purge-doc", forget_page)
+    app.connect("env-merge-info", merge_waiting)
     # After staticsite's handler (priority 500), whose meta description is reused.
     app.connect("html-page-context", add_page_metadata, priority=600)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
