@@ -276,6 +276,18 @@ def _imports_torch(tree: ast.AST, top_level_only: bool = False) -> bool:
     return False
 
 
+def _torch_use() -> "TorchUse":
+    """One analysis per process, shared by the pages it writes (the package does not change
+    during a build, and parsing its sources again for every page cost ~0.2 s a page)."""
+    global _SHARED_TORCH_USE
+    if _SHARED_TORCH_USE is None:
+        _SHARED_TORCH_USE = TorchUse()
+    return _SHARED_TORCH_USE
+
+
+_SHARED_TORCH_USE = None
+
+
 class TorchUse:
     """Whether code reaches PyTorch, through ffnbook's modules, functions and classes.
 
@@ -287,11 +299,13 @@ class TorchUse:
     def __init__(self, package: str = "ffnbook"):
         self.package = package
         self.memo: dict[int, bool] = {}
+        self.kept: list = []  # every object in the memo, so that no id in it is ever reused
 
     def module(self, module: ModuleType) -> bool:
         key = id(module)
         if key not in self.memo:
             self.memo[key] = False
+            self.kept.append(module)
             try:
                 tree = ast.parse(inspect.getsource(module))
             except (OSError, TypeError):
@@ -316,6 +330,7 @@ class TorchUse:
         if key in self.memo:
             return self.memo[key]
         self.memo[key] = False
+        self.kept.append(obj)
         home = importlib.import_module(obj.__module__)
         try:
             tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
@@ -823,7 +838,7 @@ def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, execute
     markdown_sources = [c["source"] for c in cells if c["cell_type"] == "markdown"]
     headings = _heading_numbers(app, pagename, doctree)
     converter = Converter(resolver, headings if _count_headings(markdown_sources) == len(headings) else None)
-    torch = TorchUse().code([stripped[i].source for i in stripped if keep[i]])
+    torch = _torch_use().code([stripped[i].source for i in stripped if keep[i]])
     out = [
         {"cell_type": "markdown", "metadata": {}, "source": (
             f"*This notebook is the runnable version of [{md_escape(app.env.titles[pagename].astext())}]"
