@@ -187,3 +187,16 @@ def test_the_math_rules_move_nothing_else(browser, server, site, width):
         assert dropped >= 2, f"{name}: the book's math rules are missing from ffnbook.css"
         moved += [f"{name} at {width}px: {a} -> {b}" for a, b in zip(with_rules, without) if a != b]
     assert not moved, "\n".join(moved[:20])
+
+
+def test_no_glued_value_breaks_across_lines_on_a_phone(browser, server, site):
+    """A number such as 1.05e-15 used to break after its hyphen at 390 px."""
+    broken = []
+    pages = sorted(p.name for p in site.glob("*.html") if "pasted-text" in p.read_text(encoding="utf-8"))
+    for name in pages:
+        context, page = open_at(browser, server + name, 390)
+        broken += [f"{name}: {text!r}" for text in page.evaluate(
+            """() => [...document.querySelectorAll('article span.pasted-text')]
+                 .filter(s => s.getClientRects().length > 1).map(s => s.textContent)""")]
+        context.close()
+    assert len(pages) > 10 and not broken, "\n".join(broken)
