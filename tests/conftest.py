@@ -104,3 +104,12 @@ def site(tmp_path_factory):
     result = make_html(DOCS, build)
     assert result.returncode == 0, f"make html failed:\n{result.stdout[-8000:]}\n{result.stderr[-8000:]}"
     return build / "html"
+
+
+@pytest.fixture
+def deterministic_torch_thread():
+    """One deterministic torch thread, seeded; torch's settings are restored afterwards."""
+    from ffnbook import tiny_transformer
+
+    with tiny_transformer.deterministic_torch(seed=0, threads=1):
+        yield

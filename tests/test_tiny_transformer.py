@@ -13,12 +13,8 @@ from ffnbook import tiny_transformer as tt
 
 D_MODEL, N_HEADS, D_FF = 16, 4, 48
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One deterministic thread for every test; torch's settings are restored afterwards."""
-    with tt.deterministic_torch(seed=0, threads=1):
-        yield
+# One deterministic torch thread for every test (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("deterministic_torch_thread")
 
 
 @pytest.fixture

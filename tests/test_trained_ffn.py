@@ -13,12 +13,8 @@ from ffnbook.plotting import BookFigure
 
 SEQ_LEN = 6
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One deterministic thread for every test; torch's settings are restored afterwards."""
-    with tt.deterministic_torch(seed=0, threads=1):
-        yield
+# One deterministic torch thread for every test (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("deterministic_torch_thread")
 
 
 @pytest.fixture
