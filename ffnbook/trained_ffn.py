@@ -451,7 +451,7 @@ def attention_share_on_fact(model: TinyTransformer, prompts: Prompts) -> list[fl
     """Per block, the share of the ``→`` position's attention that lands on the subject and relation.
 
     Averaged over heads and prompts. Spread evenly over the positions it can
-    see, the share would be ``2 / seq_len``.
+    see, the share would be :func:`uniform_share_on_fact`.
     """
     with torch.no_grad():
         weights = model.trace(prompts.tokens).attention_weights
@@ -461,6 +461,21 @@ def attention_share_on_fact(model: TinyTransformer, prompts: Prompts) -> list[fl
         last = w[:, :, -1, :].mean(dim=1).numpy()  # (n, seq_len), averaged over heads
         shares.append(float((last[rows, prompts.subject_position] + last[rows, prompts.relation_position]).mean()))
     return shares
+
+
+def uniform_share_on_fact(seq_len: int) -> float:
+    """The share :func:`attention_share_on_fact` would find if attention were spread evenly.
+
+    The ``→`` position is last, so it sees all ``seq_len`` positions; two of them
+    (the subject and the relation) carry the fact.
+
+    >>> uniform_share_on_fact(8)
+    0.25
+    """
+    seq_len = require_positive_int(seq_len, "seq_len")
+    if seq_len < 3:
+        raise ValueError(f"a prompt holds a subject, a relation and the → token, so seq_len >= 3; got {seq_len}")
+    return 2 / seq_len
 
 
 @styled

@@ -172,7 +172,11 @@ def test_uniform_attention_puts_two_over_seq_len_on_the_fact(model, world, promp
         for b in model.blocks:
             b.attention.q.weight.zero_()
             b.attention.k.weight.zero_()
-    assert tf.attention_share_on_fact(model, prompts) == pytest.approx([2 / SEQ_LEN] * 2, abs=1e-6)
+    even = tf.uniform_share_on_fact(SEQ_LEN)
+    assert even == 2 / SEQ_LEN  # two of the SEQ_LEN positions the last one sees carry the fact
+    assert tf.attention_share_on_fact(model, prompts) == pytest.approx([even] * 2, abs=1e-6)
+    with pytest.raises(ValueError, match="seq_len >= 3"):
+        tf.uniform_share_on_fact(2)
 
 
 def test_reshape_test_on_a_model(model, prompts):
