@@ -35,7 +35,7 @@ from .compute import (
     ffn_flops_per_token,
     model_crossover,
 )
-from .model_parameters import parameter_breakdown
+from .model_parameters import parameter_breakdown, with_tied_head
 from .models import ModelConfig, get_model, load_models
 from .parameters import attention_param_count, ffn_param_count, gated_ffn_param_count
 from .plotting import PALETTE
@@ -210,13 +210,8 @@ def model_variant(
 
 def _breakdown_dict(model: ModelConfig, tied_head: bool | None) -> dict:
     """:func:`parameter_breakdown` as a dict, with the output head tied or untied as asked."""
-    b = parameter_breakdown(model)._asdict()
+    b = parameter_breakdown(model if tied_head is None else with_tied_head(model, tied_head))._asdict()
     del b["name"]
-    if tied_head is not None and tied_head != model.tied_embeddings:
-        # Tying removes the output head's vocab_size × d_model matrix; untying adds it.
-        head = model.vocab_size * model.d_model * (-1 if tied_head else 1)
-        for key in ("embeddings", "total", "total_active"):
-            b[key] += head
     return b
 
 

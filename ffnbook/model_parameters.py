@@ -37,6 +37,7 @@ Conventions, applied to every model:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 from .models import LatentAttention, ModelConfig, get_model, reported_size  # noqa: F401  (mp.reported_size on pages)
@@ -150,6 +151,24 @@ def mla_param_count(
     )
     output = n_heads * v_head_dim * d_model
     return query + key_value + output
+
+
+def with_tied_head(model: ModelConfig, tied: bool = True) -> ModelConfig:
+    """``model`` with its output head tied to the token embeddings (or untied): a what-if.
+
+    Tying drops the head's own ``vocab_size × d_model`` matrix, untying adds it;
+    nothing else changes.
+
+    >>> llama = get_model("LLaMA-1 7B")
+    >>> untied, tied = parameter_breakdown(llama), parameter_breakdown(with_tied_head(llama))
+    >>> untied.total - tied.total == llama.vocab_size * llama.d_model
+    True
+    """
+    if not isinstance(model, ModelConfig):
+        raise TypeError(f"expected an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    if not isinstance(tied, bool):
+        raise TypeError(f"tied must be True or False, got {tied!r}")
+    return dataclasses.replace(model, tied_embeddings=tied)
 
 
 def _check_model(model) -> ModelConfig:
