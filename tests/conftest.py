@@ -23,6 +23,11 @@ pytest_plugins = ("sphinx.testing.fixtures",)
 # The test roots are Sphinx projects (each with a conf.py), not test modules.
 collect_ignore = ["roots"]
 
+# Tests read Sphinx's console output as plain text. Sphinx colours it whenever CI=true
+# (GitHub's runners, this project's CI), which splits "updating environment: 0 added"
+# with escape codes; NO_COLOR wins over CI in Sphinx and reaches every build a test starts.
+os.environ["NO_COLOR"] = "1"
+
 
 def pytest_collection_modifyitems(items):
     """A test that reads the built book builds it: mark it ``build``, so that
