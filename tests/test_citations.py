@@ -51,9 +51,9 @@ def test_every_printed_citation_on_the_site_names_one_paper(site):
         if page.stem in ("bibliography", "genindex", "search"):
             continue
         for citation in soup_of(site, page.stem).select("span.bibtex-citation"):
-            # Textual citations ("Touvron et al. [2023a]") link only the year; the author
+            # Textual citations ("Touvron et al. (2023a)") link only the year; the author
             # stands before the bracket. Parenthetical ones link "Touvron et al., 2023a".
-            author = " ".join(citation.get_text(" ").split("[")[0].split())
+            author = " ".join(citation.get_text(" ").split("(")[0].split())
             for link in citation.select('a[href^="bibliography.html#"]'):
                 text = " ".join(link.get_text(" ").split())
                 if not re.search(r"[A-Za-z]{2}", text):
@@ -63,3 +63,17 @@ def test_every_printed_citation_on_the_site_names_one_paper(site):
     ambiguous = {text: hrefs for text, hrefs in targets.items() if len(hrefs) > 1}
     assert not ambiguous, ambiguous
     assert any("2023a" in text for text in targets) and any("2023b" in text for text in targets)
+
+
+@pytest.mark.build
+def test_every_citation_on_the_site_is_in_round_brackets(site):
+    """One style on every page: (Vaswani et al., 2017) and Vaswani et al. (2017). The reader
+    notebooks' formatting once changed the style for the pages written after it."""
+    seen = 0
+    for page in site.rglob("*.html"):
+        name = page.relative_to(site).with_suffix("").as_posix()
+        for citation in soup_of(site, name).select("span.bibtex-citation"):
+            text = " ".join(citation.get_text(" ").split())
+            assert "[" not in text and text.endswith(")") and "(" in text, (name, text)
+            seen += 1
+    assert seen > 50

@@ -8,6 +8,12 @@ bibliography, :func:`disambiguate_years` gives every such group a letter after
 the year, in the order the papers appeared (by arXiv identifier, then title),
 so citations and bibliography entries both read "2023a", "2023b". Entries that
 share nothing keep their plain year. Nothing in the pages changes.
+
+Citations print in round brackets, as author–year citations are printed: "(Vaswani et
+al., 2017; Shazeer, 2020)" and "Vaswani et al. (2017)". The style is registered with
+sphinxcontrib-bibtex under :data:`REFERENCE_STYLE`, which ``conf.py`` names in
+``bibtex_reference_style``; the reader notebooks format their citations with the same
+style (square brackets would read as links in Markdown).
 """
 
 from __future__ import annotations
@@ -15,9 +21,16 @@ from __future__ import annotations
 import re
 import string
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
+from sphinxcontrib.bibtex.plugin import register_plugin
+from sphinxcontrib.bibtex.style.referencing import BracketStyle
+from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
+
+#: The name ``bibtex_reference_style`` gives the style below.
+REFERENCE_STYLE = "author_year_round"
 
 #: A year as sphinxcontrib-bibtex prints it, with the letter this module may have added.
 _YEAR = re.compile(r"^(\d{4})[a-z]?$")
@@ -73,6 +86,18 @@ def disambiguate_years(entries) -> dict[str, str]:
             entry.fields["year"] = base + letter
             changed[key] = base + letter
     return changed
+
+
+@dataclass
+class RoundAuthorYearStyle(AuthorYearReferenceStyle):
+    """sphinxcontrib-bibtex's author–year style with round brackets, citations split by "; "."""
+
+    bracket_parenthetical: BracketStyle = field(
+        default_factory=lambda: BracketStyle(left="(", right=")", sep="; "))
+    bracket_textual: BracketStyle = field(default_factory=lambda: BracketStyle(left="(", right=")"))
+
+
+register_plugin("sphinxcontrib.bibtex.style.referencing", REFERENCE_STYLE, RoundAuthorYearStyle)
 
 
 def _on_builder_inited(app: Sphinx) -> None:

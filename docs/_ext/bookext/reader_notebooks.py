@@ -573,7 +573,7 @@ class SiteResolver(Resolver):
                 todocname=c.bibliography_key.docname, citation_id=c.citation_id,
                 title=None, pre_text="", post_text="")
             refs.append((c.entry, c.formatted_entry, info))
-        style = _round_brackets(domain.reference_style)
+        style = domain.reference_style  # round brackets (bookext.citations)
         for key, ref in zip(keys, refs):
             self.labels.setdefault(key, _render(format_references(style, "p", [ref])))
         return md_escape(_render(format_references(style, kind, refs)))
@@ -668,18 +668,6 @@ def _render(text) -> str:
 
 def _is_image(data: dict) -> bool:
     return any(m.startswith("image/") for m in data)
-
-
-def _round_brackets(style):
-    """The site's author-year style with round brackets: (Vaswani et al., 2017).
-
-    Square brackets would read as links in Markdown, and escaped ones as math in Jupyter.
-    """
-    if not all(hasattr(style, f) for f in ("bracket_parenthetical", "bracket_textual")):
-        return style
-    parenthetical = dataclasses.replace(style.bracket_parenthetical, left="(", right=")", sep="; ")
-    textual = dataclasses.replace(style.bracket_textual, left="(", right=")")
-    return dataclasses.replace(style, bracket_parenthetical=parenthetical, bracket_textual=textual)
 
 
 def _markdown_backend():
