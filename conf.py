@@ -90,6 +90,7 @@ ffnbook_site_url = SITE_URL
 REPOSITORY_URL = os.environ.get("FFNBOOK_REPOSITORY_URL") or "https://github.com/ffnbook/ffnbook"
 html_theme_options = {
     "show_toc_level": 2,
+    "max_navbar_depth": 2,  # the sidebar lists pages (two levels: the API pages), never sections
     # The reading tools (docs/_templates/reading-tools.html) before the theme's buttons.
     "article_header_end": ["reading-tools.html", "article-header-buttons.html"],
     "use_download_button": True,

@@ -121,7 +121,7 @@ AXE_JS = next(
 # Lighthouse (make audit only: slow) and axe-core (make audit and make test) run on these.
 LIGHTHOUSE_PAGES = ("index.html", "position-independence.html", "width.html")  # width: an explorable
 AXE_PAGES = ("index.html", "position-independence.html", "glossary.html", "parameter-count.html",
-             "exercises.html", "compute.html", "api.html", "bibliography.html", "search.html",
+             "exercises.html", "compute.html", "api/feedforward.html", "bibliography.html", "search.html",
              "404.html")
 GZIP_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml",
               "application/xml")

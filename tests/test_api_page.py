@@ -1,4 +1,5 @@
-"""docs/api.md documents every public ffnbook module, and nothing that does not exist."""
+"""The API pages (docs/api.md and docs/api/*.md) document every public ffnbook module once,
+and nothing that does not exist; the index lists every API page."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-API_PAGE = ROOT / "docs" / "api.md"
+API_INDEX = ROOT / "docs" / "api.md"
+API_PAGES = sorted((ROOT / "docs" / "api").glob("*.md"))
 
 
 def documented() -> list[str]:
-    return re.findall(r"^\.\. automodule:: (\S+)$", API_PAGE.read_text(encoding="utf-8"), flags=re.M)
+    return [name for page in API_PAGES
+            for name in re.findall(r"^\.\. automodule:: (\S+)$", page.read_text(encoding="utf-8"), flags=re.M)]
 
 
 def public_modules() -> set[str]:
@@ -21,10 +24,23 @@ def public_modules() -> set[str]:
 def test_every_public_module_is_documented_once():
     names = documented()
     assert len(names) == len(set(names)), "a module is documented twice"
-    assert sorted(public_modules() - set(names)) == [], "modules missing from docs/api.md"
+    assert sorted(public_modules() - set(names)) == [], "modules missing from docs/api/*.md"
 
 
 def test_every_documented_module_exists():
     for name in documented():
         importlib.import_module(name)  # raises for a module that was renamed or removed
     assert set(documented()) <= public_modules()
+
+
+def test_the_index_lists_every_api_page_and_no_other():
+    toctree = re.search(r"```\{toctree\}\n(.*?)```", API_INDEX.read_text(encoding="utf-8"), re.S).group(1)
+    listed = [line for line in toctree.splitlines() if line and not line.startswith(":")]
+    assert sorted(listed) == sorted(f"api/{page.stem}" for page in API_PAGES)
+
+
+def test_each_api_page_documents_modules_of_its_own():
+    """One small page per section: an edit to one module re-reads one API page, not all."""
+    for page in API_PAGES:
+        names = re.findall(r"^\.\. automodule:: (\S+)$", page.read_text(encoding="utf-8"), flags=re.M)
+        assert 1 <= len(names) <= 5, page.name

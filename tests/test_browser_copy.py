@@ -78,7 +78,7 @@ def test_the_keyboard_reaches_and_presses_copy(server, page):
 
 
 def test_a_console_session_is_copied_without_prompts_or_outputs(server, page):
-    page.goto(server + "api.html")
+    page.goto(server + "api/feedforward.html")
     block = page.locator("div.doctest div.highlight").filter(has_text=">>> p = init_ffn_params").first
     typed = [line[4:] for line in block.locator("pre").text_content().splitlines()
              if line.startswith((">>> ", "... "))]

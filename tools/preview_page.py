@@ -59,6 +59,7 @@ def main(names: list[str]) -> int:
             (source / f"{name}.md").write_text(stand_in(name))
     for name in ALWAYS:
         shutil.copy(DOCS / f"{name}.md", source)
+    shutil.copytree(DOCS / "api", source / "api")  # the API page's toctree lists them
     result = subprocess.run(
         ["make", "--no-print-directory", "html", f"SOURCEDIR={source}", f"BUILDDIR={work}/_build"],
         cwd=ROOT,

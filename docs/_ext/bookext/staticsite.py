@@ -16,7 +16,9 @@ changes no hook can make are in :mod:`bookext.postprocess`.
   bibliography's list items (docutils' deprecated ``doc-biblioentry`` role) and for
   folded cells' summaries (myst-nb's ``aria-label`` that contradicts the visible
   "Show code cell source"); template overrides for the search button's name and the
-  sidebar's landmark.
+  sidebar's landmark; the sidebar's fold toggles (a ``<summary>`` holding only a
+  decorative chevron, for an entry with sub-pages such as the API pages) named after
+  their entry, by wrapping the theme's ``generate_toctree_html`` in the page context.
 * **Findable**: every page gets a ``<meta name="description">`` (the items of its
   "In this section you will learn" box, else its first paragraph); the build writes
   ``sitemap.xml`` and ``robots.txt`` from ``ffnbook_site_url`` and gives ``404.html``
@@ -95,6 +97,23 @@ def add_meta_description(app: Sphinx, pagename, templatename, context, doctree) 
     if text:
         tag = f'<meta name="description" content="{html.escape(text)}" />'
         context["metatags"] = metatags + "\n" + tag
+
+
+def name_the_sidebar_toggles(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    generate = context.get("generate_toctree_html")
+    if generate is None:
+        return
+
+    def named(*args, **kwargs):
+        nav = generate(*args, **kwargs)
+        if hasattr(nav, "select"):  # the sidebar's tree (BeautifulSoup), not raw HTML
+            for summary in nav.select("li.has-children > details > summary"):
+                entry = summary.find_parent("li").find("a", recursive=False)
+                if entry is not None:
+                    summary["aria-label"] = f"Pages under {entry.get_text(' ', strip=True)}"
+        return nav
+
+    context["generate_toctree_html"] = named
 
 
 def add_404_base(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -192,6 +211,8 @@ def setup(app: Sphinx) -> dict:
     app.add_config_value("ffnbook_site_url", "https://example.org/", "html", types=[str])
     app.connect("html-page-context", add_meta_description)
     app.connect("html-page-context", add_404_base)
+    # After the theme's handler (priority 500) has put generate_toctree_html in the context.
+    app.connect("html-page-context", name_the_sidebar_toggles, priority=600)
     # Last, after the themes and extensions have added their files for the page.
     app.connect("html-page-context", load_only_what_the_page_uses, priority=900)
     app.add_node(nodes.citation, override=True,
