@@ -18,6 +18,7 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.reader_notebooks` -- each page as a notebook a reader runs anywhere;
   launch buttons (Colab, Binder) and downloads point at it.
 * :mod:`bookext.copycode` -- a Copy button on every code cell.
+* :mod:`bookext.buildspeed` -- fewer forks and collections in a small rebuild.
 
 The theme's templates the book overrides are in ``docs/_templates/``.
 """
@@ -40,6 +41,7 @@ PARTS = (
     "bookext.explorables",
     "bookext.reader_notebooks",
     "bookext.copycode",
+    "bookext.buildspeed",
 )
 
 

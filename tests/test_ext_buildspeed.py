@@ -1,0 +1,46 @@
+"""bookext.buildspeed: fewer collections during a build, and the collector as before after it."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from bookext import buildspeed
+
+
+def test_a_build_collects_less_and_leaves_the_collector_as_it_found_it(make_app, rootdir, tmp_path):
+    """During the build the objects alive at its start are frozen and the youngest generation
+    is collected less often; afterwards both are undone, so a process running many builds
+    (this test session) keeps no frozen garbage."""
+    import shutil
+
+    srcdir = tmp_path / "pages"
+    shutil.copytree(rootdir / "test-pages", srcdir)
+    before = gc.get_threshold()
+    app = make_app("html", srcdir=srcdir, freshenv=True, confoverrides={
+        "extensions": ["myst_nb", "sphinx_design", "bookext.staticsite", "bookext.buildspeed"]})
+    during = {}
+
+    def look(app_, env):
+        during["threshold"], during["frozen"] = gc.get_threshold(), gc.get_freeze_count()
+
+    app.connect("env-updated", look)
+    app.build()
+    assert during["threshold"][0] == buildspeed.BUILD_GC_THRESHOLD > before[0]
+    assert during["frozen"] > 10_000  # Sphinx, the extensions and the loaded environment
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+    assert (app.outdir / "index.html").exists()
+
+
+class FakeApp:
+    def __init__(self, parallel: int) -> None:
+        self.parallel = parallel
+
+
+@pytest.mark.parametrize(("jobs", "pages", "expected"), [(2, 1, 1), (2, 5, 1), (2, 6, 2), (1, 3, 1), (4, 40, 4)])
+def test_worker_processes_only_above_five_pages(jobs, pages, expected):
+    app = FakeApp(jobs)
+    buildspeed.one_process_for_few_pages(app, None, [f"page{i}" for i in range(pages)])
+    assert app.parallel == expected
