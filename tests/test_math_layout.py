@@ -4,7 +4,8 @@ Display equations sit in the middle of the text column; one wider than the
 column scrolls inside its own box (a named tab stop, so the keyboard can
 scroll it) rather than being cut off; inline formulas likewise. The book's
 math rules (docs/_static/ffnbook.css) move nothing but the equations: the
-page laid out without them has every other element in the same place.
+page laid out without them has every other element in the same place. And no page is
+wider than the phone's screen.
 
 Skipped, with the reason printed, where Chromium or Playwright is missing.
 """
@@ -200,3 +201,20 @@ def test_no_glued_value_breaks_across_lines_on_a_phone(browser, server, site):
                  .filter(s => s.getClientRects().length > 1).map(s => s.textContent)""")]
         context.close()
     assert len(pages) > 10 and not broken, "\n".join(broken)
+
+
+def test_no_page_is_wider_than_a_phone(site, browser, server):  # noqa: F811
+    """At 390 px every page, the API pages and the index included, fits the screen: long
+    names in signatures and inline code, the index's columns and headings wrap; wide
+    formulas, code blocks and tables scroll inside their own boxes."""
+    names = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
+                   if not {"_static", "notebooks", "_sources"} & set(p.parts))
+    assert len(names) > 35
+    wide = {}
+    for name in names:
+        context, page = open_at(browser, server + name, 390)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        context.close()
+        if width > 390:
+            wide[name] = width
+    assert not wide, wide
