@@ -91,6 +91,13 @@ REPOSITORY_URL = os.environ.get("FFNBOOK_REPOSITORY_URL") or "https://github.com
 html_theme_options = {
     "show_toc_level": 2,
     "max_navbar_depth": 2,  # the sidebar lists pages (two levels: the API pages), never sections
+    # No top bar: the book theme has its sidebar toggles in the article header and leaves
+    # pydata-sphinx-theme's bar empty (navbar_persistent is empty in its theme.conf), but
+    # pydata-sphinx-theme 0.17+ puts a search field there unless conf.py names the slot.
+    # The bar then also writes its own, hidden, toggles before the visible ones, and both
+    # themes' scripts bind only the first toggle of each kind (pydata-sphinx-theme#2451):
+    # the visible toggles did nothing (tests/test_browser_navigation.py).
+    "navbar_persistent": [],
     # The reading tools (docs/_templates/reading-tools.html) before the theme's buttons.
     "article_header_end": ["reading-tools.html", "article-header-buttons.html"],
     "use_download_button": True,

@@ -55,6 +55,21 @@ def test_the_primary_sidebar_is_one_landmark(page):
     assert landmark.select_one("button.search-button-field") and landmark.select_one("nav.bd-links")
 
 
+def test_each_sidebar_toggle_is_the_only_one_of_its_kind(page):
+    """Both themes' scripts bind the first ``.primary-toggle`` and ``.secondary-toggle``
+    of a page (``document.querySelector``). pydata-sphinx-theme's top bar, which the book
+    theme leaves empty, would write hidden ones before the article header's: then the
+    visible toggles do nothing (conf.py's ``navbar_persistent``; the browser checks are in
+    tests/test_browser_navigation.py)."""
+    html = page("index")
+    top_bar = html.find(id="pst-header")
+    assert not top_bar.find_all(True), "pydata-sphinx-theme's top bar is not empty"
+    for kind in ("primary-toggle", "secondary-toggle"):
+        toggles = html.select(f"button.{kind}")
+        assert len(toggles) == 1 and toggles[0].find_parent(class_="bd-header-article"), kind
+    assert len(page("notebook").select("button.primary-toggle")) == 1
+
+
 def test_reading_tools_sit_in_the_article_header_on_pages_with_content(page):
     for name in ("index", "notebook"):
         html = page(name)

@@ -18,6 +18,7 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.reader_notebooks` -- each page as a notebook a reader runs anywhere;
   launch buttons (Colab, Binder) and downloads point at it.
 * :mod:`bookext.copycode` -- a Copy button on every code cell.
+* :mod:`bookext.navigation` -- the sidebar toggles' keyboard focus; section links close the drawer.
 * :mod:`bookext.buildspeed` -- fewer forks and collections in a small rebuild.
 
 The theme's templates the book overrides are in ``docs/_templates/``.
@@ -41,6 +42,7 @@ PARTS = (
     "bookext.explorables",
     "bookext.reader_notebooks",
     "bookext.copycode",
+    "bookext.navigation",
     "bookext.buildspeed",
 )
 
