@@ -10,6 +10,11 @@ This module builds such an FFN by hand, with no training: unit-length keys go
 into the columns of ``W1``, values into the rows of ``W2``, and a negative bias
 makes a ReLU unit fire only when the input matches its key closely. It is a
 toy that shows the mechanism; trained FFNs are not constructed like this.
+
+Beside it stand the classic linear associative memories, which store the same
+pairs in one ``d_model × d_model`` matrix (least squares and the correlation
+matrix), and two ways to rewrite one stored value: the smallest rank-one change
+to ``W2`` and ROME's covariance-weighted rank-one change (Meng et al., 2022).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ._checks import as_float_array, require_finite, require_positive_int
+from ._checks import as_float_array, lookup, require_finite, require_positive_int, require_shape
 from .feedforward import FFNParams, check_input, check_params, ffn
 from .plotting import PALETTE, BookFigure, new_figure, styled
 
@@ -309,15 +314,252 @@ def noise_recalled_perfectly(rows: list[dict], noise_levels: Sequence[float]) ->
     return perfect
 
 
+# --- the same pairs in one matrix: linear associative memories ------------------------------
+
+
+def _check_seed(seed, name: str = "seed") -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
+def least_squares_memory(keys, values, *, noise: float = 0.0) -> np.ndarray:
+    """The matrix ``W`` (``d_model × d_model``) whose outputs ``keys @ W`` come closest to ``values``.
+
+    With ``noise = 0`` this is ``W = K⁺ V`` (``K⁺`` the Moore–Penrose
+    pseudo-inverse): the least total squared error ``‖K W − V‖²``, and among
+    all maps with that error the smallest one. Meng et al. (2022, §3.1) model an
+    MLP's output matrix as exactly this kind of linear associative memory.
+
+    With ``noise > 0`` it is the map with the least *expected* squared error when
+    every key arrives with a random vector of length ``noise`` added, in a
+    uniformly random direction (as :func:`noisy_queries` makes them). Such a
+    vector ``ε`` has ``E[εᵀε] = noise²/d_model · I``, so over ``n`` keys the
+    expected error is ``‖K W − V‖² + n·noise²/d_model · ‖W‖²``, minimised by
+    ``W = (KᵀK + λ I)⁻¹ KᵀV`` with ``λ = n·noise²/d_model`` (ridge regression).
+
+    >>> m = random_memories(16, 32, seed=0)
+    >>> W = least_squares_memory(*m)  # fewer keys than dimensions: stored exactly
+    >>> bool(np.allclose(m.keys @ W, m.values))
+    True
+    """
+    keys, values = _check_memories(keys, values)
+    noise = _check_noise(noise)
+    if noise == 0.0:
+        return np.linalg.pinv(keys) @ values
+    n, d_model = keys.shape
+    ridge = n * noise**2 / d_model
+    return np.linalg.solve(keys.T @ keys + ridge * np.eye(d_model, dtype=keys.dtype), keys.T @ values)
+
+
+def correlation_memory(keys, values) -> np.ndarray:
+    """The correlation-matrix memory ``W = Kᵀ V``: the sum over pairs of ``outer(key, value)``.
+
+    Reading it with a stored key gives that key's value plus every other value
+    weighted by its key's overlap with the query (Kohonen, 1972; Anderson,
+    1972); with orthonormal keys the overlaps vanish and storage is exact.
+
+    >>> q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((8, 8)))
+    >>> values = np.random.default_rng(1).standard_normal((4, 8))
+    >>> bool(np.allclose(q.T[:4] @ correlation_memory(q.T[:4], values), values))
+    True
+    """
+    keys, values = _check_memories(keys, values)
+    return keys.T @ values
+
+
+def linear_recall(W, keys, values, noise: float, *, seed: int = 0) -> float:
+    """Fraction of pairs a linear memory ``W`` recalls: each key, with ``noise`` added, times ``W``.
+
+    The test is the hand-built FFN's (:func:`retrieval_accuracy`): a pair counts
+    as recalled when the output is closer in direction to its own value than to
+    any other stored value (:func:`decode`), with the same noisy queries for the
+    same ``seed``.
+
+    >>> m = random_memories(16, 32, seed=0)
+    >>> linear_recall(correlation_memory(*m), *m, 0.0)
+    1.0
+    """
+    keys, values = _check_memories(keys, values)
+    W = as_float_array(W, "W")
+    d_model = keys.shape[1]
+    require_shape(W, (d_model, d_model), "W")
+    require_finite(W, "W")
+    queries = noisy_queries(keys, noise, seed=seed)
+    found = decode(queries @ W, values)
+    return float(np.mean(found == np.arange(keys.shape[0])))
+
+
+#: The memories :func:`recall_comparison` puts side by side, in the order it reports them.
+MEMORY_NAMES = ("FFN memory", "least squares", "least squares for the noise", "correlation")
+
+
+class RecallComparison(NamedTuple):
+    """Recall of the same pairs by the hand-built FFN and by linear memories, over seeds."""
+
+    d_model: int
+    n_memories: tuple  #: pairs stored, one entry per ratio
+    noise_levels: tuple
+    seeds: tuple
+    recall: dict  #: memory name → array of shape (ratios, noise levels, seeds)
+
+    def mean(self, name: str) -> np.ndarray:
+        """Mean recall over seeds, shape (ratios, noise levels)."""
+        return lookup(self.recall, name, "memory").mean(axis=-1)
+
+    def low(self, name: str) -> np.ndarray:
+        """Lowest recall over seeds, shape (ratios, noise levels)."""
+        return lookup(self.recall, name, "memory").min(axis=-1)
+
+    def high(self, name: str) -> np.ndarray:
+        """Highest recall over seeds, shape (ratios, noise levels)."""
+        return lookup(self.recall, name, "memory").max(axis=-1)
+
+
+def recall_comparison(d_model: int, memory_ratios: Sequence[float], noise_levels: Sequence[float], *,
+                      threshold: float = 0.5, seeds: Sequence[int] = (0,)) -> RecallComparison:
+    """Recall of every memory in :data:`MEMORY_NAMES` on the same pairs and the same noisy queries.
+
+    For each seed ``s`` and ratio, the pairs are ``random_memories(n, d_model, seed=s)``
+    and the queries ``noisy_queries(keys, noise, seed=s + 1)``, as in
+    :func:`accuracy_grid`, so seed 0 reproduces that grid's FFN numbers. The
+    linear memories are :func:`least_squares_memory` (fitted for exact keys),
+    the same fitted for each noise level, and :func:`correlation_memory`.
+
+    >>> c = recall_comparison(32, [0.5], [0.0], seeds=[0, 1])
+    >>> c.n_memories, float(c.mean("FFN memory")[0, 0]), float(c.mean("least squares")[0, 0])
+    ((16,), 1.0, 1.0)
+    """
+    d_model = require_positive_int(d_model, "d_model")
+    threshold = _check_threshold(threshold)
+    ratios = [float(r) for r in memory_ratios]
+    levels = [_check_noise(v) for v in noise_levels]
+    seeds = [_check_seed(s, "each seed") for s in seeds]
+    if not ratios or not levels or not seeds:
+        raise ValueError("memory_ratios, noise_levels and seeds must each hold at least one value")
+    sizes = []
+    for ratio in ratios:
+        n = int(round(ratio * d_model))
+        if not np.isfinite(ratio) or n < 1:
+            raise ValueError(f"memory ratio {ratio} gives fewer than one memory at d_model={d_model}")
+        sizes.append(n)
+    recall = {name: np.zeros((len(ratios), len(levels), len(seeds))) for name in MEMORY_NAMES}
+    for i, n in enumerate(sizes):
+        for k, seed in enumerate(seeds):
+            keys, values = random_memories(n, d_model, seed=seed)
+            params = build_memory_ffn(keys, values, threshold=threshold)
+            exact_fit = least_squares_memory(keys, values)
+            correlation = correlation_memory(keys, values)
+            target = np.arange(n)
+            for j, noise in enumerate(levels):
+                queries = noisy_queries(keys, noise, seed=seed + 1)
+                noise_fit = least_squares_memory(keys, values, noise=noise)
+                outputs = {"FFN memory": retrieve(params, queries).output,
+                           "least squares": queries @ exact_fit,
+                           "least squares for the noise": queries @ noise_fit,
+                           "correlation": queries @ correlation}
+                for name, output in outputs.items():
+                    recall[name][i, j, k] = np.mean(decode(output, values) == target)
+    return RecallComparison(d_model, tuple(sizes), tuple(levels), tuple(seeds), recall)
+
+
+#: Colours of the memories. Orange is the FFN, as everywhere in the book; the linear
+#: memories take another family (green for least squares, purple for correlation).
+MEMORY_STYLES = {
+    "FFN memory": dict(color=PALETTE[1], marker="o", linestyle="-"),
+    "least squares": dict(color=PALETTE[2], marker="s", linestyle="-"),
+    "least squares for the noise": dict(color=PALETTE[2], marker="^", linestyle="--"),
+    "correlation": dict(color=PALETTE[3], marker="D", linestyle="-"),
+}
+
+
+def _percent(values) -> str:
+    return ", ".join(f"{100 * v:.1f}%" for v in values)
+
+
+@styled
+def recall_comparison_figure(by_pairs: RecallComparison, by_noise: RecallComparison) -> BookFigure:
+    """Two panels: recall against the number of pairs (exact keys), and against noise (one memory size)."""
+    if len(by_noise.n_memories) != 1:
+        raise ValueError(f"by_noise must hold one memory size, got {len(by_noise.n_memories)}")
+    fig = new_figure(5.4, 7.4)
+    top, bottom = fig.subplots(2, 1)
+    ratios = np.array(by_pairs.n_memories) / by_pairs.d_model
+    parts = []
+    for name in MEMORY_NAMES:
+        if name == "least squares for the noise":
+            continue  # with exact keys it is the least-squares memory itself
+        style = MEMORY_STYLES[name]
+        mean, low, high = (100 * f(name)[:, 0] for f in (by_pairs.mean, by_pairs.low, by_pairs.high))
+        top.plot(ratios, mean, label=name, **style)
+        top.fill_between(ratios, low, high, color=style["color"], alpha=0.2, linewidth=0)
+        parts.append(f"{name} {_percent(mean / 100)}")
+    top.axvline(1.0, color=PALETTE[6], linestyle=":", linewidth=1.2)
+    top.annotate("pairs = d_model", xy=(1.0, 0.04), xycoords=("data", "axes fraction"), xytext=(4, 0),
+                 textcoords="offset points", fontsize=9, color=PALETTE[6])
+    top.set_xscale("log", base=2)
+    top.set_xticks(ratios, [f"{r:g}" for r in ratios])
+    top.minorticks_off()
+    top.set_xlabel("stored pairs ÷ d_model (queries are the exact keys)")
+    top.set_ylabel("pairs recalled (%)")
+    top.set_title(f"Recall by the number of pairs, d_model = {by_pairs.d_model}", fontsize=11)
+    noise = np.array(by_noise.noise_levels)
+    noise_parts = []
+    for name in MEMORY_NAMES:
+        style = MEMORY_STYLES[name]
+        mean, low, high = (100 * f(name)[0] for f in (by_noise.mean, by_noise.low, by_noise.high))
+        bottom.plot(noise, mean, label=name, **style)
+        bottom.fill_between(noise, low, high, color=style["color"], alpha=0.2, linewidth=0)
+        noise_parts.append(f"{name} {_percent(mean / 100)}")
+    bottom.set_xlabel("noise length (key length = 1)")
+    bottom.set_ylabel("pairs recalled (%)")
+    bottom.set_title(f"Recall of {by_noise.n_memories[0]} pairs as the queries get noisier", fontsize=11)
+    for ax in (top, bottom):
+        ax.set_ylim(-3, 103)
+    handles, labels = bottom.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=10)
+    seeds = len(by_pairs.seeds)
+    return BookFigure(
+        fig,
+        f"Two line charts of the percentage of stored pairs recalled, mean over {seeds} random sets of pairs "
+        f"with the range shaded. Upper chart, queries equal to the stored keys, memories holding "
+        f"{', '.join(str(n) for n in by_pairs.n_memories)} pairs in {by_pairs.d_model} dimensions: "
+        + "; ".join(parts) + ". Lower chart, "
+        f"{by_noise.n_memories[0]} pairs queried with noise of length "
+        f"{', '.join(f'{v:g}' for v in by_noise.noise_levels)}: " + "; ".join(noise_parts) + ".",
+    )
+
+
+# --- rewriting one stored value --------------------------------------------------------------
+
+
+def _hidden(params: FFNParams, inputs) -> np.ndarray:
+    """The memory FFN's hidden activations (after the ReLU) for ``inputs``."""
+    return np.maximum(inputs @ params.W1 + params.b1, 0.0)
+
+
+def _check_edit(params: FFNParams, key, new_value):
+    params = check_params(*params)
+    key = check_input(np.asarray(key), params.d_model, params.dtype, "key")
+    new_value = check_input(np.asarray(new_value), params.d_model, params.dtype, "new_value")
+    if key.ndim != 1 or new_value.ndim != 1:
+        raise ValueError(f"key and new_value must be single vectors, got shapes {key.shape} and {new_value.shape}")
+    hidden = _hidden(params, key)
+    if not np.any(hidden > 0):
+        raise ValueError("no hidden unit fires for this key, so no change to W2 can alter its output")
+    residual = new_value - ffn(key, *params, activation="relu")
+    return params, hidden, residual
+
+
 def rank_one_edit(params: FFNParams, key, new_value) -> FFNParams:
     """The smallest change to ``W2`` that makes the FFN output ``new_value`` for input ``key``.
 
     With ``h`` the hidden activation for ``key``, ``W2`` gains the rank-one
-    term ``h (new_value - output)ᵀ / (h·h)``: the output for ``key`` becomes
-    ``new_value`` exactly, and any other input's output moves in proportion to
-    how much its hidden activation overlaps with ``h``. Editing methods for
-    trained models such as ROME also change one layer's weights by a rank-one
-    term, chosen with statistics of other keys to limit that spill-over.
+    term ``h (new_value - output)ᵀ / (h·h)``, the change of least Frobenius
+    norm that does it: the output for ``key`` becomes ``new_value`` exactly, and
+    any other input's output moves in proportion to how much its hidden
+    activation overlaps with ``h``. :func:`covariance_edit` is ROME's choice of
+    direction instead, which weighs that overlap by statistics of other inputs.
 
     >>> m = random_memories(4, 16, seed=0)
     >>> p = build_memory_ffn(*m)
@@ -325,18 +567,59 @@ def rank_one_edit(params: FFNParams, key, new_value) -> FFNParams:
     >>> bool(np.allclose(retrieve(new, m.keys[1:2]).output[0], m.values[2]))
     True
     """
-    params = check_params(*params)
-    key = check_input(np.asarray(key), params.d_model, params.dtype, "key")
-    new_value = check_input(np.asarray(new_value), params.d_model, params.dtype, "new_value")
-    if key.ndim != 1 or new_value.ndim != 1:
-        raise ValueError(f"key and new_value must be single vectors, got shapes {key.shape} and {new_value.shape}")
-    hidden = np.maximum(key @ params.W1 + params.b1, 0.0)
-    norm2 = float(hidden @ hidden)
-    if norm2 == 0.0:
-        raise ValueError("no hidden unit fires for this key, so no change to W2 can alter its output")
-    current = ffn(key, *params, activation="relu")
-    W2 = params.W2 + np.outer(hidden, new_value - current) / norm2
+    params, hidden, residual = _check_edit(params, key, new_value)
+    W2 = params.W2 + np.outer(hidden, residual) / float(hidden @ hidden)
     return FFNParams(params.W1, params.b1, W2, params.b2)
+
+
+def covariance_edit(params: FFNParams, key, new_value, inputs) -> FFNParams:
+    """ROME's rank-one edit of ``W2``: store ``new_value`` for ``key`` while moving the outputs of ``inputs`` least.
+
+    Meng et al. (2022, §3.1, Eq. 2) treat the matrix after the activation as a
+    linear associative memory whose keys are hidden activations, and insert a
+    new pair ``(k*, v*)`` by minimising ``‖Ŵ K − V‖`` subject to ``Ŵ k* = v*``:
+    ``Ŵ = W + Λ (C⁻¹ k*)ᵀ`` with ``C = K Kᵀ`` the keys' uncentred second moment
+    and ``Λ = (v* − W k*) / ((C⁻¹ k*)ᵀ k*)``. In ffnbook's row convention, with
+    ``h*`` the hidden activation of ``key``, ``y*`` its current output and ``H``
+    the hidden activations of ``inputs`` (one row each)::
+
+        C = Hᵀ H,   u = C⁻¹ h*,   W2 ← W2 + u (new_value − y*)ᵀ / (u · h*)
+
+    The output for ``key`` becomes ``new_value``, and the outputs of ``inputs``
+    change as little as possible in total squared length. When the hidden
+    activations of ``inputs`` span fewer than ``d_ff`` dimensions, ``C`` is
+    singular and its pseudo-inverse is used; ``h*`` must then lie in their
+    span (include ``key`` in ``inputs``), or the edit would not be the optimum.
+
+    >>> m = random_memories(16, 32, seed=0)
+    >>> p = build_memory_ffn(*m, threshold=0.05)  # a spread-out code: many units per key
+    >>> new = covariance_edit(p, m.keys[3], m.values[5], m.keys)
+    >>> out, before = retrieve(new, m.keys).output, retrieve(p, m.keys).output
+    >>> bool(np.allclose(out[3], m.values[5])), float(np.abs(np.delete(out - before, 3, axis=0)).max()) < 1e-12
+    (True, True)
+    """
+    params, hidden, residual = _check_edit(params, key, new_value)
+    inputs = check_input(np.asarray(inputs), params.d_model, params.dtype, "inputs")
+    if inputs.ndim != 2 or inputs.shape[0] == 0:
+        raise ValueError(f"inputs must have shape (n_inputs, d_model) with at least one input, got {inputs.shape}")
+    # C⁺ h* through the SVD of H rather than of C = HᵀH, whose condition number is the square of H's.
+    _, s, vt = np.linalg.svd(_hidden(params, inputs), full_matrices=False)
+    rank = int(np.sum(s > s[0] * max(inputs.shape[0], params.d_ff) * np.finfo(s.dtype).eps))
+    s, vt = s[:rank], vt[:rank]
+    coordinates = vt @ hidden
+    outside = np.linalg.norm(hidden - vt.T @ coordinates)
+    if rank == 0 or outside > 1e-8 * np.linalg.norm(hidden):
+        raise ValueError(
+            "the key's hidden activation is not in the span of the hidden activations of inputs "
+            f"(a part of length {outside:.3g} lies outside it); include the key in inputs"
+        )
+    direction = vt.T @ (coordinates / s**2)  # u = C⁺ h*
+    W2 = params.W2 + np.outer(direction, residual) / float(direction @ hidden)
+    return FFNParams(params.W1, params.b1, W2, params.b2)
+
+
+#: The two edits :func:`edit_spill` can make.
+EDIT_METHODS = ("minimum norm", "covariance")
 
 
 class EditSpill(NamedTuple):
@@ -347,10 +630,16 @@ class EditSpill(NamedTuple):
     edited_error: float  #: largest difference between the edited key's output and its new value
     other_changes: list  #: for every other stored key, the length of the change in its output
     other_still_recalled: float  #: share of the other pairs still recalled after the edit
+    method: str = "minimum norm"  #: the edit made, one of EDIT_METHODS
 
 
-def edit_spill(memories: Memories, slot: int, new_value, *, threshold: float = 0.5) -> EditSpill:
-    """Store ``new_value`` for key ``slot`` with :func:`rank_one_edit` and measure the other pairs.
+def edit_spill(memories: Memories, slot: int, new_value, *, threshold: float = 0.5,
+               method: str = "minimum norm", statistics=None) -> EditSpill:
+    """Store ``new_value`` for key ``slot`` and measure what happened to the other pairs.
+
+    ``method="minimum norm"`` uses :func:`rank_one_edit`; ``method="covariance"``
+    uses :func:`covariance_edit` with the second moment of ``statistics``
+    (default: all stored keys).
 
     >>> m = random_memories(16, 64, seed=0)
     >>> e = edit_spill(m, 3, m.values[5])
@@ -361,9 +650,16 @@ def edit_spill(memories: Memories, slot: int, new_value, *, threshold: float = 0
     n = keys.shape[0]
     if isinstance(slot, bool) or not isinstance(slot, (int, np.integer)) or not 0 <= slot < n:
         raise ValueError(f"slot must be an integer in [0, {n}), got {slot!r}")
+    lookup(dict.fromkeys(EDIT_METHODS), method, "edit method")
+    if statistics is not None and method != "covariance":
+        raise ValueError(f"statistics are used only by method='covariance', not by {method!r}")
     params = build_memory_ffn(keys, values, threshold=threshold)
     before = retrieve(params, keys)
-    edited = rank_one_edit(params, keys[slot], new_value)
+    if method == "covariance":
+        inputs = keys if statistics is None else statistics
+        edited = covariance_edit(params, keys[slot], new_value, inputs)
+    else:
+        edited = rank_one_edit(params, keys[slot], new_value)
     after = retrieve(edited, keys)
     others = np.delete(np.arange(n), slot)
     changes = np.linalg.norm(after.output[others] - before.output[others], axis=1)
@@ -374,36 +670,191 @@ def edit_spill(memories: Memories, slot: int, new_value, *, threshold: float = 0
         edited_error=float(np.max(np.abs(after.output[slot] - np.asarray(new_value)))),
         other_changes=[float(c) for c in changes],
         other_still_recalled=float(np.mean(recalled)),
+        method=method,
     )
+
+
+class StatisticsSpill(NamedTuple):
+    """A covariance-weighted edit made with the statistics of ``n_inputs`` inputs, and what moved."""
+
+    n_inputs: int  #: inputs whose second moment the edit used (the edited key among them)
+    covered_change: float  #: largest output change among those inputs, the edited key excluded
+    outside_change: float  #: largest output change among stored keys left out of the statistics (nan if none)
+    unseen_change: float  #: largest output change among fresh random inputs the statistics never saw
+    forced: bool  #: the edited key's hidden activation is a combination of the other covered inputs'
+
+
+def statistics_spill(memories: Memories, slot: int, new_value, sizes: Sequence[int], *,
+                     threshold: float = 0.5, seed: int = 0, n_unseen: int = 256) -> list[StatisticsSpill]:
+    """Edit ``slot`` with :func:`covariance_edit` using statistics of more and more inputs.
+
+    For a size ``m`` up to the number of stored pairs ``n``, the statistics
+    cover the edited key and the first ``m − 1`` other stored keys; above ``n``,
+    all stored keys and ``m − n`` extra inputs drawn the way the keys were
+    (random unit vectors, from a generator seeded with ``[seed, 1]`` so that
+    they never repeat the stored keys). The change is also measured on
+    ``n_unseen`` further random inputs that no statistics include.
+
+    When ``forced`` is true, every change to ``W2`` that alters the edited
+    key's output alters some covered input's output too: if
+    ``h* = Σ c_j h_j`` over the other covered inputs, the output change for the
+    key is the same combination of theirs.
+
+    >>> m = random_memories(16, 32, seed=0)
+    >>> rows = statistics_spill(m, 0, m.values[1], [8, 16, 24], threshold=0.05)
+    >>> [(r.n_inputs, r.covered_change < 1e-12, r.forced) for r in rows]
+    [(8, True, False), (16, True, False), (24, False, True)]
+    """
+    keys, values = _check_memories(*memories)
+    n, d_model = keys.shape
+    if isinstance(slot, bool) or not isinstance(slot, (int, np.integer)) or not 0 <= slot < n:
+        raise ValueError(f"slot must be an integer in [0, {n}), got {slot!r}")
+    sizes = [require_positive_int(m, "each size") for m in sizes]
+    if not sizes:
+        raise ValueError("sizes must hold at least one number of inputs")
+    seed = _check_seed(seed)
+    n_unseen = require_positive_int(n_unseen, "n_unseen")
+    params = build_memory_ffn(keys, values, threshold=threshold)
+    # A stream of its own ([seed, 1] never equals random_memories' seed), so no extra input repeats a key.
+    extra = np.random.default_rng([seed, 1]).standard_normal((max(max(sizes) - n, 0) + n_unseen, d_model))
+    extra = (extra / np.linalg.norm(extra, axis=1, keepdims=True)).astype(keys.dtype)
+    extra, unseen = extra[: len(extra) - n_unseen], extra[len(extra) - n_unseen :]
+    order = [slot] + [i for i in range(n) if i != slot]
+    probes = np.vstack([keys, extra, unseen])
+    before = retrieve(params, probes).output
+    rows = []
+    for m in sizes:
+        covered = keys[order[:m]] if m <= n else np.vstack([keys[order], extra[: m - n]])
+        edited = covariance_edit(params, keys[slot], new_value, covered)
+        change = np.linalg.norm(retrieve(edited, probes).output - before, axis=1)
+        stored, extra_change, unseen_change = change[:n], change[n : n + len(extra)], change[n + len(extra) :]
+        covered_change = stored[order[1:m]] if m <= n else np.concatenate([np.delete(stored, slot),
+                                                                           extra_change[: m - n]])
+        outside = stored[order[m:]] if m < n else np.array([np.nan])
+        hidden = _hidden(params, covered)
+        others_rank = np.linalg.matrix_rank(hidden[1:]) if m > 1 else 0
+        rows.append(StatisticsSpill(
+            n_inputs=m,
+            covered_change=float(covered_change.max()) if covered_change.size else 0.0,
+            outside_change=float(outside.max()),
+            unseen_change=float(unseen_change.max()),
+            forced=bool(m > 1 and np.linalg.matrix_rank(hidden) == others_rank),
+        ))
+    return rows
+
+
+#: Colours for the two edits (a distinction between methods, not between FFN and attention).
+EDIT_STYLES = {"minimum norm": dict(color=PALETTE[2], marker="o", label="minimum-norm edit"),
+               "covariance": dict(color=PALETTE[3], marker="D", label="covariance-weighted edit (ROME)")}
+#: Changes below this are drawn on the floor of the logarithmic axis.
+_FLOOR = 1e-18
+
+
+def _log_axis(ax, top: float = 3.0) -> None:
+    """A logarithmic y-axis from just below ``_FLOOR`` to ``top``, labelled every fourth power of ten."""
+    from matplotlib.ticker import LogLocator
+
+    ax.set_yscale("log")
+    ax.set_ylim(_FLOOR / 3, top)
+    ax.yaxis.set_major_locator(LogLocator(base=1e4))
+    ax.yaxis.set_minor_locator(LogLocator(base=10.0, numticks=40))
+    ax.tick_params(axis="y", which="minor", labelleft=False)
 
 
 @styled
 def edit_spill_figure(spills: Sequence[EditSpill], slot: int) -> BookFigure:
-    """For each threshold, the change in every other stored key's output after editing ``slot``."""
+    """How far each other stored key's output moves under each edit, on a logarithmic axis."""
     if not spills:
         raise ValueError("spills must hold at least one EditSpill")
-    fig = new_figure(7.5, 3.8)
+    fig = new_figure(5.4, 4.4)
     ax = fig.add_subplot()
-    width = 0.8 / len(spills)
     parts = []
-    for i, spill in enumerate(spills):
-        xs = np.arange(len(spill.other_changes)) + (i - (len(spills) - 1) / 2) * width
-        ax.bar(xs, spill.other_changes, width=width, color=PALETTE[i % len(PALETTE)],
-               label=f"threshold {spill.threshold:g} ({spill.units_per_key:.1f} units per key)")
-        parts.append(f"at threshold {spill.threshold:g}, with {spill.units_per_key:.1f} hidden units firing "
-                     f"per stored key, the other outputs move by at most {max(spill.other_changes):.3f} "
-                     f"and {spill.other_still_recalled:.0%} of the other pairs are still recalled")
+    for spill in spills:
+        changes = np.array(spill.other_changes)
+        style = EDIT_STYLES[spill.method]
+        label = style["label"]
+        ax.plot(np.arange(len(changes)), np.maximum(changes, _FLOOR), linestyle="none", markersize=4, **style)
+        exact_zero = int(np.sum(changes == 0.0))
+        parts.append(f"{label}: largest change {changes.max():.2g}, median {np.median(changes):.2g}"
+                     + (f", {exact_zero} exactly zero" if exact_zero else "")
+                     + f"; {spill.other_still_recalled:.0%} of the other pairs still recalled")
+    eps = float(np.finfo(np.float64).eps)
+    ax.axhline(eps, color=PALETTE[6], linestyle=":", linewidth=1.2)
+    # The label sits well above the line, in the empty band between rounding and real changes.
+    ax.annotate("float64 rounding (dotted)", xy=(0.02, eps * 1e4), xycoords=("axes fraction", "data"),
+                fontsize=10, color=PALETTE[6])
+    _log_axis(ax)
     ax.set_xlabel(f"the other stored keys (all but slot {slot})")
     ax.set_ylabel("length of the change in the output")
-    ax.set_title(f"Rewriting the value of slot {slot} with a rank-one change to W2")
-    ax.grid(axis="x", visible=False)
-    ax.legend(loc="upper right", fontsize=9)
+    ax.set_title(f"Rewriting slot {slot}: spread-out code, "
+                 f"{spills[0].units_per_key:.0f} units per key", fontsize=11)
+    fig.legend(loc="outside lower center", ncol=2, fontsize=10)
     return BookFigure(
         fig,
-        f"Bar chart of how far each other stored key's output moves when the value of slot {slot} is "
-        "rewritten by a rank-one change to W2, for memories built with different thresholds: "
+        f"Dot chart, on a logarithmic axis, of how far the output of each of the {len(spills[0].other_changes)} "
+        f"other stored keys moves when the value of slot {slot} is rewritten by a rank-one change to W2, in a "
+        f"memory with about {spills[0].units_per_key:.0f} hidden units firing per key. "
+        + "; ".join(parts) + f". A dotted line marks float64 rounding, {eps:.1e}.",
+    )
+
+
+@styled
+def statistics_spill_figure(rows: Sequence[StatisticsSpill], d_ff: int, minimum_norm_change: float) -> BookFigure:
+    """The largest output change against the number of inputs in the edit's statistics."""
+    if not rows:
+        raise ValueError("rows must hold at least one StatisticsSpill")
+    d_ff = require_positive_int(d_ff, "d_ff")
+    fig = new_figure(5.4, 4.8)
+    ax = fig.add_subplot()
+    sizes = np.array([r.n_inputs for r in rows])
+    series = (
+        ("inputs in the statistics", [r.covered_change for r in rows], dict(color=PALETTE[3], marker="D")),
+        ("stored keys left out", [r.outside_change for r in rows], dict(color=PALETTE[2], marker="o")),
+        ("random inputs never seen", [r.unseen_change for r in rows],
+         dict(color=PALETTE[6], marker="^", linestyle="--")),
+    )
+    parts = []
+    for label, values, style in series:
+        values = np.array(values)
+        shown = ~np.isnan(values)
+        ax.plot(sizes[shown], np.maximum(values[shown], _FLOOR), label=label, **style)
+        parts.append(f"{label}: " + ", ".join(f"{v:.2g}" for v in values[shown]))
+    ax.axhline(minimum_norm_change, color=PALETTE[2], linestyle=":", linewidth=1.2)
+    ax.annotate("dotted: minimum-norm edit", xy=(0.98, minimum_norm_change * 8), xycoords=("axes fraction", "data"),
+                ha="right", fontsize=10, color=PALETTE[2])
+    ax.axvline(d_ff, color=PALETTE[6], linestyle=":", linewidth=1.2)
+    ax.annotate(f"inputs = d_ff", xy=(d_ff, 1e-9), xytext=(4, 0), textcoords="offset points", fontsize=10,
+                color=PALETTE[6])
+    ax.set_xscale("log", base=2)
+    # Ticks at the powers of two only: sizes just past d_ff would print on top of each other.
+    ticks = [int(v) for v in sizes if v & (v - 1) == 0]
+    ax.set_xticks(ticks, [str(v) for v in ticks])
+    ax.minorticks_off()
+    _log_axis(ax, top=1e3)
+    ax.set_xlabel("inputs whose statistics the edit used")
+    ax.set_ylabel("largest change in an output")
+    ax.set_title(f"ROME's edit with more and more statistics, d_ff = {d_ff}", fontsize=11)
+    fig.legend(loc="outside lower center", ncol=2, fontsize=10)
+    return BookFigure(
+        fig,
+        f"Line chart, on logarithmic axes, of the largest change in an output after a covariance-weighted "
+        f"edit, against the number of inputs whose statistics the edit used "
+        f"({', '.join(str(s) for s in sizes)}), with a dotted line at d_ff = {d_ff} and another at the "
+        f"minimum-norm edit's largest change to a stored key, {minimum_norm_change:.2g}. "
         + "; ".join(parts) + ".",
     )
+
+
+#: Memory slots other than the queried one: grey, so that orange (the FFN's colour) marks the slot asked for.
+_OTHER_SLOTS = "#8a8a8a"
+
+
+def _ffn_shades(n: int) -> list:
+    """``n`` shades of the FFN's orange, light to dark, for lines that are all FFN memories."""
+    from matplotlib.colors import LinearSegmentedColormap
+
+    ramp = LinearSegmentedColormap.from_list("ffn_orange", ["#F0A868", PALETTE[1], "#7A2E00"])
+    return [ramp(x) for x in (np.linspace(0.0, 1.0, n) if n > 1 else [0.5])]
 
 
 @styled
@@ -418,8 +869,8 @@ def activation_figure(memories: Memories, slot: int, noise: float, *, threshold:
     scores = keys @ query[0]  # plain dot products, before the bias and gain
     n = keys.shape[0]
     idx = np.arange(n)
-    colours = [PALETTE[1] if i == slot else PALETTE[0] for i in idx]
-    fig = new_figure(7.5, 5.0)
+    colours = [PALETTE[1] if i == slot else _OTHER_SLOTS for i in idx]
+    fig = new_figure(5.6, 4.6)
     top, bottom = fig.subplots(2, 1, sharex=True)
     top.bar(idx, scores, color=colours, width=0.8)
     top.axhline(threshold, color=PALETTE[6], linestyle="--", linewidth=1.2,
@@ -450,12 +901,13 @@ def activation_figure(memories: Memories, slot: int, noise: float, *, threshold:
 @styled
 def accuracy_figure(rows: list[dict], noise_levels: Sequence[float], d_model: int) -> BookFigure:
     """Retrieval accuracy against noise, one line per number of stored memories."""
-    fig = new_figure(7.0, 4.0)
+    fig = new_figure(5.6, 4.0)
     ax = fig.subplots()
     markers = "osD^v"
+    shades = _ffn_shades(len(rows))
     for i, row in enumerate(rows):
         ax.plot(noise_levels, [100 * a for a in row["accuracy"]], marker=markers[i % len(markers)],
-                color=PALETTE[i % len(PALETTE)],
+                color=shades[i],
                 label=f"{row['n_memories']} memories ({row['ratio']:g} × d_model)")
     ax.set_xlabel("noise length (key length = 1)")
     ax.set_ylabel("pairs recalled correctly (%)")
