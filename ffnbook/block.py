@@ -17,6 +17,15 @@ sublayer's output to the unnormalised residual stream ("pre-norm")::
 for every pair of positions, how far an output moves when an input is
 nudged, which shows in one picture that attention mixes positions and the
 FFN does not.
+
+Both are *serial* blocks: the FFN reads what attention has just added. GPT-J
+and PaLM run the two sublayers side by side on the same normalised input
+instead, a *parallel* block (:func:`parallel_block`)::
+
+    y = x + Attention(LN(x)) + FFN(LN(x))
+
+so inside one block the FFN never sees what that block's attention gathered
+(:func:`ffn_branch`, :func:`ffn_branch_influences`).
 """
 
 from __future__ import annotations
@@ -142,14 +151,7 @@ def transformer_block(
     """
     if norm not in NORM_PLACEMENTS:
         raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
-    ffn_params = check_params(*ffn_params)
-    if not isinstance(attn_params, AttentionParams):
-        attn_params = AttentionParams(*attn_params)
-    if attn_params.Wq.shape[0] != ffn_params.d_model:
-        raise ValueError(
-            f"attention has d_model={attn_params.Wq.shape[0]} but the FFN has "
-            f"d_model={ffn_params.d_model}; the two sublayers must share one width"
-        )
+    attn_params, ffn_params = _check_sublayers(attn_params, ffn_params)
 
     def attend(t):
         return self_attention(t, attn_params, n_heads=n_heads)
@@ -165,6 +167,106 @@ def transformer_block(
         return ln(h + transform(h))
     h = x + attend(ln(x))
     return h + transform(ln(h))
+
+
+#: The two arrangements of a block's sublayers that :func:`ffn_branch` knows, ``"serial"``
+#: (the FFN after attention, pre-norm) and ``"parallel"`` (both read the block's normalised
+#: input, as in GPT-J and PaLM).
+LAYOUTS = ("serial", "parallel")
+
+
+def _check_sublayers(attn_params, ffn_params):
+    ffn_params = check_params(*ffn_params)
+    if not isinstance(attn_params, AttentionParams):
+        attn_params = AttentionParams(*attn_params)
+    if attn_params.Wq.shape[0] != ffn_params.d_model:
+        raise ValueError(
+            f"attention has d_model={attn_params.Wq.shape[0]} but the FFN has "
+            f"d_model={ffn_params.d_model}; the two sublayers must share one width"
+        )
+    return attn_params, ffn_params
+
+
+def parallel_block(
+    x,
+    attn_params: AttentionParams,
+    ffn_params: FFNParams,
+    *,
+    n_heads: int,
+    activation: str = "relu",
+    eps: float = LN_EPS,
+) -> np.ndarray:
+    """A parallel transformer block: ``x + Attention(LN(x)) + FFN(LN(x))``.
+
+    Attention and the FFN read the same normalised copy of the block's input
+    and both outputs are added to it, as in GPT-J's layer (one layer norm feeds
+    both sublayers) and in PaLM's "parallel" formulation. Compare the pre-norm
+    serial block of :func:`transformer_block`, ``h = x + Attention(LN(x))``,
+    ``y = h + FFN(LN(h))``, whose FFN reads what attention just added.
+
+    Parameters
+    ----------
+    x : array of shape ``(..., seq_len, d_model)``
+    attn_params, ffn_params, n_heads, activation, eps : as for :func:`transformer_block`
+
+    Returns
+    -------
+    array of the same shape as ``x``
+
+    >>> from ffnbook import init_attention_params, init_ffn_params
+    >>> a, f = init_attention_params(8, seed=0), init_ffn_params(8, 32, seed=0)
+    >>> parallel_block(np.ones((2, 5, 8)), a, f, n_heads=2).shape
+    (2, 5, 8)
+    """
+    attn_params, ffn_params = _check_sublayers(attn_params, ffn_params)
+    x = as_float_array(x, "x")
+    normed = layer_norm(x, eps=eps)
+    return x + self_attention(normed, attn_params, n_heads=n_heads) + ffn(normed, *ffn_params, activation=activation)
+
+
+def ffn_branch(
+    x,
+    attn_params: AttentionParams,
+    ffn_params: FFNParams,
+    *,
+    n_heads: int,
+    layout: str = "serial",
+    activation: str = "relu",
+    eps: float = LN_EPS,
+) -> np.ndarray:
+    """What the FFN adds to the residual stream inside one block, as a function of the block's input.
+
+    ``layout="serial"``: ``FFN(LN(x + Attention(LN(x))))``, the pre-norm block
+    of :func:`transformer_block`; its input already holds what attention
+    gathered from the other positions. ``layout="parallel"``: ``FFN(LN(x))``,
+    the branch of :func:`parallel_block`, which reads the block's input only.
+    """
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    attn_params, ffn_params = _check_sublayers(attn_params, ffn_params)
+    x = as_float_array(x, "x")
+    if layout == "serial":
+        x = x + self_attention(layer_norm(x, eps=eps), attn_params, n_heads=n_heads)
+    return ffn(layer_norm(x, eps=eps), *ffn_params, activation=activation)
+
+
+def ffn_branch_influences(
+    x, attn_params: AttentionParams, ffn_params: FFNParams, *, n_heads: int, activation: str = "relu",
+) -> dict[str, np.ndarray]:
+    """Influence matrices (:func:`influence_matrix`) of the FFN's branch in a serial and a parallel block.
+
+    Rows are positions of the FFN's output, columns positions of the block's
+    input. Returns ``{"serial": ..., "parallel": ...}``: in the serial block
+    every position's FFN output moves when any input moves, through the
+    attention in front of it; in the parallel block only the diagonal is
+    non-zero.
+    """
+    return {
+        layout: influence_matrix(
+            lambda t, layout=layout: ffn_branch(t, attn_params, ffn_params, n_heads=n_heads,
+                                                layout=layout, activation=activation), x)
+        for layout in LAYOUTS
+    }
 
 
 def block_layer(

@@ -224,16 +224,51 @@ def kaplan_forward_flops_per_token(n_params: int, n_layers: int, n_ctx: int, d_a
     return 2 * n_params + 2 * n_layers * n_ctx * d_attn
 
 
-def model_crossover(model) -> dict:
+#: The two ways of computing multi-head latent attention's scores (:func:`mla_score_widths`).
+MLA_FORMS = ("unabsorbed", "absorbed")
+
+
+def mla_score_widths(model, form: str = "unabsorbed") -> tuple[int, int]:
+    """Per-head widths ``(query/key, value)`` in which latent attention's scores are computed.
+
+    *Un-absorbed*, keys and values are first expanded from the latent, and each
+    head compares ``qk_nope + qk_rope`` dimensions and sums values of width
+    ``v_head``: DeepSeek-V3's 192 and 128. *Absorbed*, the key up-projection is
+    folded into the query and the value up-projection into the output, as
+    DeepSeek-V2's report notes they can be (its §2.1) and DeepSeek-V3's
+    inference code does by default: each head then compares its query with the
+    cached latent (``kv_lora_rank``) plus the shared rotary key
+    (``qk_rope``) and sums the cached latents (``kv_lora_rank``), 576 and 512.
+
+    >>> from ffnbook.models import get_model
+    >>> deepseek = get_model("DeepSeek-V3")
+    >>> mla_score_widths(deepseek), mla_score_widths(deepseek, "absorbed")
+    ((192, 128), (576, 512))
+    """
+    if not isinstance(model, ModelConfig):
+        raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    if form not in MLA_FORMS:
+        raise ValueError(f"form must be one of {MLA_FORMS}, got {form!r}")
+    latent = model.latent_attention
+    if latent is None:
+        raise ValueError(f"{model.name} does not use latent attention; its heads are {model.d_head} wide")
+    if form == "unabsorbed":
+        return latent.qk_nope_head_dim + latent.qk_rope_head_dim, latent.v_head_dim
+    return latent.kv_lora_rank + latent.qk_rope_head_dim, latent.kv_lora_rank
+
+
+def model_crossover(model, *, mla_form: str = "unabsorbed") -> dict:
     """Per-token FLOPs and the attention/FFN crossover for one model of ``ffnbook.models``.
 
     Uses the FFN of the model's mixture-of-experts layers if it has them
     (``experts_per_token`` routed plus ``n_shared_experts`` shared experts of
     width ``d_ff``), else its dense FFN. The heads' query/key and value widths
-    (``d_head``, ``d_head_v``) come from the sheet; DeepSeek-V3's latent
-    attention scores in more dimensions than it returns. ``crossover`` is
-    ``None`` for models whose head size the sheet does not confirm, with the
-    reason in ``note``.
+    (``d_head``, ``d_head_v``) come from the sheet; the heads need not split
+    ``d_model`` (PaLM's do not). For latent attention (DeepSeek-V3) the widths
+    depend on ``mla_form`` (:func:`mla_score_widths`): ``"unabsorbed"``, the
+    default, scores in the expanded head widths; ``"absorbed"`` in the latent.
+    ``crossover`` is ``None`` for models whose head size the sheet does not
+    confirm, with the reason in ``note``.
 
     Also reported: ``context_length`` (the pre-training context, ``None`` if the
     sheet does not give it), ``attention_span`` (the most positions a token's
@@ -244,6 +279,8 @@ def model_crossover(model) -> dict:
     """
     if not isinstance(model, ModelConfig):
         raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    if mla_form not in MLA_FORMS:
+        raise ValueError(f"mla_form must be one of {MLA_FORMS}, got {mla_form!r}")
     if model.is_moe:
         n_active = model.experts_per_token + model.n_shared_experts
         d_ff = model.d_ff
@@ -277,7 +314,9 @@ def model_crossover(model) -> dict:
         return row
     d_head, d_head_v = model.d_head, model.d_head_v
     if model.latent_attention is not None:
-        row["note"] = f"MLA, {d_head}/{d_head_v}-d heads"
+        d_head, d_head_v = mla_score_widths(model, mla_form)
+        row.update(d_head=d_head, d_head_v=d_head_v)
+        row["note"] = f"MLA {'un-absorbed' if mla_form == 'unabsorbed' else 'absorbed'}, {d_head}/{d_head_v}-d heads"
     elif model.architecture == "encoder-decoder":
         row["note"] = "self-attention only"
     elif model.attention_window is not None:

@@ -35,7 +35,7 @@ from .compute import (
     ffn_flops_per_token,
     model_crossover,
 )
-from .model_parameters import parameter_breakdown, with_tied_head
+from .model_parameters import countable, parameter_breakdown, with_tied_head
 from .models import ModelConfig, get_model, load_models
 from .parameters import attention_param_count, ffn_param_count, gated_ffn_param_count
 from .plotting import PALETTE
@@ -176,7 +176,7 @@ def model_variant(
             raise ValueError(f"d_model must be a multiple of {base.name}'s {base.n_heads} heads, got {d_model}")
         changes.update(d_model=d_model, d_ff=_scaled(base.d_ff, base.d_model, d_model),
                        d_ff_dense=_scaled(base.d_ff_dense, base.d_model, d_model))
-        if base.latent_attention is None and base.d_head is not None:
+        if base.heads_split_d_model:
             changes.update(d_head=d_model // base.n_heads)  # the heads still split d_model
     if vocab_size is not None:
         changes.update(vocab_size=require_positive_int(vocab_size, "vocab_size"))
@@ -313,7 +313,8 @@ def compute_state(model: str, n_ctx: int) -> dict:
     state.update(scores=scores, scores_over_ffn=scores / row["ffn_flops"],
                  crossover_reached=window is None or row["crossover"] <= window)
     if m.attention != "mla":
-        projections = attention_projection_flops_per_token(m.d_model, m.n_heads, n_kv_heads=m.n_kv_heads)
+        projections = attention_projection_flops_per_token(m.d_model, m.n_heads, n_kv_heads=m.n_kv_heads,
+                                                           d_head=d_head)
         state.update(projections=projections, attention=projections + scores)
     return state
 
@@ -349,7 +350,7 @@ def explorable_data(kind: str) -> dict:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     data: dict = {"palette": list(PALETTE), "initial": dict(INITIAL[kind])}
-    models = [m for m in load_models() if m.d_head is not None]
+    models = [m for m in load_models() if countable(m)]
     if kind == "width":
         data["models"] = [[m.name, m.d_model, m.d_ff_dense, m.gated] for m in load_models() if not m.is_moe]
     elif kind in ("parameters", "moe"):

@@ -35,6 +35,10 @@ from .plotting import PALETTE, BookFigure, new_figure, styled
 
 #: Bytes per stored number in each format (16-bit bfloat16 and float16, 32-bit float32).
 BYTES_PER_VALUE = {"bfloat16": 2, "float16": 2, "float32": 4}
+#: Bits per stored weight of each format that :func:`decode_bytes_per_token` accepts for the
+#: FFN, the floating-point ones above and 8- and 4-bit integers; the per-group scales that
+#: quantised formats store beside the weights are not counted.
+BITS_PER_WEIGHT = {"bfloat16": 16, "float16": 16, "float32": 32, "int8": 8, "int4": 4}
 
 #: Decoder models shown in the chapter's figure of bytes read per token.
 DECODE_MODELS = ("GPT-2 small", "LLaMA-1 7B", "Llama-2 70B", "Mistral 7B", "Mixtral 8x7B", "DeepSeek-V3")
@@ -116,21 +120,27 @@ class DecodeBytes(NamedTuple):
         return self.kv_cache / self.total
 
 
-def decode_bytes_per_token(model: ModelConfig, n_ctx: int, dtype: str = "bfloat16") -> DecodeBytes:
+def decode_bytes_per_token(model: ModelConfig, n_ctx: int, dtype: str = "bfloat16", *,
+                           ffn_dtype: str | None = None) -> DecodeBytes:
     """Bytes read to decode one token with ``n_ctx`` earlier positions, every number in ``dtype``.
 
     The input embedding is a lookup, so only one row of each table is read; the
     output head is read in full (a tied head is the embedding matrix itself,
     read once for scoring). The KV cache of a sliding-window model holds at most
     ``attention_window`` positions (Mistral's rolling buffer cache).
+    ``ffn_dtype`` (default ``dtype``) stores the FFN's weights in another format
+    of :data:`BITS_PER_WEIGHT`, such as ``"int8"`` or ``"int4"``.
 
     >>> b = decode_bytes_per_token(get_model("GPT-2 small"), 1)
     >>> b.head_and_embeddings == 2 * (50257 * 768 + 2 * 768)  # head, one token row, one position row
+    True
+    >>> decode_bytes_per_token(get_model("GPT-2 small"), 1, ffn_dtype="int4").ffn * 4 == b.ffn
     True
     """
     model = _check_decoder(model)
     n_ctx = require_positive_int(n_ctx, "n_ctx")
     size = _bytes(dtype)
+    ffn_bits = _bits(dtype if ffn_dtype is None else ffn_dtype, "ffn_dtype")
     counts = parameter_breakdown(model)
     rows_read = 1 + (1 if model.position_table else 0)
     head = model.vocab_size * model.d_model + rows_read * model.d_model
@@ -138,12 +148,80 @@ def decode_bytes_per_token(model: ModelConfig, n_ctx: int, dtype: str = "bfloat1
     return DecodeBytes(
         model=model.name,
         n_ctx=n_ctx,
-        ffn=size * counts.ffn_active,
+        ffn=_weight_bytes(counts.ffn_active, ffn_bits),
         attention=size * counts.attention,
         head_and_embeddings=size * head,
         other=size * (counts.norms + counts.router + counts.other),
         kv_cache=size * cached * kv_cache_values_per_position(model),
     )
+
+
+def _bits(fmt: str, name: str = "dtype") -> int:
+    if fmt not in BITS_PER_WEIGHT:
+        raise ValueError(f"{name} must be one of {', '.join(BITS_PER_WEIGHT)}, got {fmt!r}")
+    return BITS_PER_WEIGHT[fmt]
+
+
+def _weight_bytes(n_weights: int, bits: int) -> int:
+    """Bytes that ``n_weights`` numbers of ``bits`` bits take, rounded up to whole bytes."""
+    return -(-n_weights * bits // 8)
+
+
+class StepBytes(NamedTuple):
+    """Weight bytes read in one decoding step of a batch, for a mixture-of-experts model."""
+
+    model: str
+    batch_size: int  #: sequences decoded together, one new token each
+    experts_per_layer: float  #: routed experts a step uses in each MoE layer (expected)
+    n_experts: int  #: routed experts each MoE layer stores
+    weights: float  #: expected bytes of weights read in the step
+    stored: int  #: bytes of all the weights the model stores
+
+    @property
+    def per_token(self) -> float:
+        """Weight bytes per generated token, the step's bytes shared by the batch."""
+        return self.weights / self.batch_size
+
+    @property
+    def of_stored(self) -> float:
+        """The step's weight bytes as a fraction of everything stored."""
+        return self.weights / self.stored
+
+
+def decode_step_weight_bytes(model: ModelConfig, batch_size: int, dtype: str = "bfloat16") -> StepBytes:
+    """Expected weight bytes one decoding step reads when ``batch_size`` sequences advance together.
+
+    Everything but the routed experts is read once for the whole batch
+    (attention, dense FFNs, shared experts, routers, norms, the output head)
+    plus one embedding row per token. In each MoE layer the step reads every
+    routed expert that at least one token of the batch uses:
+    :func:`ffnbook.moe.expected_distinct_experts` of them, on the assumption
+    that tokens pick experts uniformly and independently. At batch size one
+    this is :func:`decode_bytes_per_token`'s weight bytes; as the batch grows
+    it approaches the model's stored size.
+
+    >>> m = get_model("Mixtral 8x7B")
+    >>> decode_step_weight_bytes(m, 1).weights == decode_bytes_per_token(m, 1).weights
+    True
+    """
+    from .moe import expected_distinct_experts
+    from .model_parameters import model_ffn_param_count
+
+    model = _check_decoder(model)
+    if not model.is_moe:
+        raise ValueError(f"{model.name} is a dense model; every step reads all its weights")
+    batch_size = require_positive_int(batch_size, "batch_size")
+    size = _bytes(dtype)
+    counts = parameter_breakdown(model)
+    expert = model_ffn_param_count(model, model.d_ff)
+    rows_read = 1 + (1 if model.position_table else 0)
+    # Read once per step: all but the embeddings and the routed experts, plus the whole output head
+    # (tied or not, it scores every entry of the vocabulary, as in decode_bytes_per_token).
+    shared = (counts.total - counts.embeddings - model.n_moe_layers * model.n_experts * expert
+              + model.vocab_size * model.d_model)
+    distinct = expected_distinct_experts(model.n_experts, model.experts_per_token, batch_size)
+    weights = size * (shared + batch_size * rows_read * model.d_model + model.n_moe_layers * distinct * expert)
+    return StepBytes(model.name, batch_size, distinct, model.n_experts, float(weights), int(size * counts.total))
 
 
 def decode_rows(names: Sequence[str] = DECODE_MODELS, dtype: str = "bfloat16") -> list[dict]:

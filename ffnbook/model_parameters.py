@@ -182,7 +182,25 @@ def _check_model(model) -> ModelConfig:
             f"{model.name}: the fact sheet does not confirm its attention head size (d_head is '?'), "
             "so its attention cannot be counted; choose another model"
         )
+    if model.latent_attention is None and not model.heads_split_d_model:
+        raise ValueError(
+            f"{model.name}: its {model.n_heads} heads of {model.d_head} span {model.n_heads * model.d_head}, "
+            f"not d_model={model.d_model}, and the parameter breakdown counts attention as heads that "
+            "split d_model; choose another model"
+        )
     return model
+
+
+def countable(model: ModelConfig) -> bool:
+    """Whether :func:`parameter_breakdown` can count ``model``: its head size is known, and its
+    heads split ``d_model`` or it uses latent attention (PaLM's 48 heads of 256 do not).
+
+    >>> countable(get_model("GPT-2 small")), countable(get_model("PaLM 540B"))
+    (True, False)
+    """
+    if not isinstance(model, ModelConfig):
+        raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    return model.d_head is not None and (model.latent_attention is not None or model.heads_split_d_model)
 
 
 def model_ffn_param_count(model: ModelConfig, d_ff: int | None = None) -> int:
@@ -218,7 +236,8 @@ def parameter_breakdown(model: ModelConfig) -> ParameterBreakdown:
     ----------
     model:
         A :class:`~ffnbook.models.ModelConfig`, e.g. ``get_model("Mixtral 8x7B")``.
-        A model whose head size the sheet does not confirm (PaLM) is refused.
+        A model it cannot count (:func:`countable`: PaLM, whose heads do not
+        split ``d_model``) is refused.
 
     Returns
     -------

@@ -14,8 +14,9 @@ that does not apply. The columns after ``attention_window``:
 * ``architecture``: ``encoder``, ``decoder`` or ``encoder-decoder`` (the last
   must agree with an ``"N enc + M dec"`` layer count).
 * ``d_head``: width of one attention head's queries and keys; ``?`` where the
-  sources do not confirm it (PaLM: the sources give ``d_model`` and ``n_heads``, not the head size),
-  ``n/a`` for latent attention, whose widths are in ``latent_attention``.
+  sources do not confirm it, ``n/a`` for latent attention, whose widths are in
+  ``latent_attention``. The heads need not split ``d_model``: PaLM's 48 heads
+  are 256 wide each (:attr:`ModelConfig.heads_split_d_model`).
 * ``latent_attention``: DeepSeek's multi-head latent attention dimensions,
   named as in its configuration file (``q_lora_rank 1536; kv_lora_rank 512; ...``).
 * ``tied_embeddings``: whether the output projection reuses the token-embedding
@@ -122,7 +123,8 @@ class ModelConfig:
     latent_attention: LatentAttention | None = None  #: multi-head latent attention dimensions, else ``None``
     ffn_width_rule: WidthRule | None = None  #: LLaMA's width-rule settings, where the sources give them
     #: Tokens per sequence in pre-training (the context the model was trained on),
-    #: ``None`` where the vetted sources do not give it.
+    #: ``None`` where the vetted sources do not give it. For Mistral 7B it is the
+    #: context length of v0.1's table, which the paper does not call the pre-training length.
     context_length: int | None = None
     #: Sliding-window span of every attention layer (Mistral 7B); ``None`` for full
     #: attention, or when a model restricts some layers to a band of unknown size
@@ -157,6 +159,15 @@ class ModelConfig:
     def d_head_v(self) -> int | None:
         """The value width of one head, ``v_head_dim`` for latent attention, else ``d_head``."""
         return self.latent_attention.v_head_dim if self.latent_attention else self.d_head
+
+    @property
+    def heads_split_d_model(self) -> bool:
+        """Whether the query heads together are exactly ``d_model`` wide (``n_heads · d_head``).
+
+        True for most of the sheet; False for PaLM (48 heads of 256 on a width of
+        18,432) and for latent attention, whose query/key and value widths differ.
+        """
+        return self.latent_attention is None and self.d_head is not None and self.n_heads * self.d_head == self.d_model
 
     @property
     def attention_span(self) -> int | None:

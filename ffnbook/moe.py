@@ -581,3 +581,234 @@ def balancing_figure(load_before, load_after, capacity: int, top_k: int) -> Book
         f"{', '.join(map(str, before))}: {over_before} slots above capacity. With the balancing bias "
         f"they are {', '.join(map(str, after))}: {over_after} slots above capacity.",
     )
+
+
+# --- beyond top-k: expert choice, finer experts, the router z-loss -----------------------------
+
+
+class ExpertChoice(NamedTuple):
+    """Which tokens each expert chose (expert-choice routing), and the gates it mixes them with."""
+
+    tokens: np.ndarray  #: ``(n_experts, capacity)`` token indices, the expert's highest affinity first
+    gates: np.ndarray  #: ``(n_experts, capacity)`` the chosen tokens' affinities (softmax over experts)
+    affinity: np.ndarray  #: ``(n_tokens, n_experts)``, each row a softmax over the experts
+
+    def experts_of(self, token: int) -> frozenset:
+        """The experts that chose ``token`` (possibly none)."""
+        n_tokens = self.affinity.shape[0]
+        if isinstance(token, bool) or not isinstance(token, (int, np.integer)) or not 0 <= token < n_tokens:
+            raise ValueError(f"token must be an integer in [0, {n_tokens}), got {token!r}")
+        return frozenset(int(e) for e in np.flatnonzero((self.tokens == token).any(axis=1)))
+
+    def experts_per_token(self) -> list[int]:
+        """How many experts chose each token: zero, one or several."""
+        return [int(c) for c in np.bincount(self.tokens.ravel(), minlength=self.affinity.shape[0])]
+
+
+def expert_choice_route(logits, capacity: int) -> ExpertChoice:
+    """Expert-choice routing (Zhou et al. 2022): every expert picks its ``capacity`` best tokens.
+
+    ``logits`` are the router's scores for a batch, shape ``(n_tokens,
+    n_experts)``. Each token's scores become affinities with a softmax over
+    the experts, ``S = softmax(x W_r)``; then each *expert* takes the
+    ``capacity`` tokens with the highest affinity for it (ties to the lower
+    token index), and uses those affinities as the tokens' gates. Every expert
+    gets exactly ``capacity`` tokens, so the load is balanced by construction;
+    a token may be chosen by several experts or by none, and which experts
+    choose it depends on every other token in the batch. The paper sets
+    ``capacity = n_tokens · c / n_experts`` with a capacity factor ``c``
+    (:func:`expert_capacity` with that factor and ``top_k=1``).
+
+    >>> ec = expert_choice_route(np.log(np.array([[4.0, 1.0], [3.0, 1.0], [1.0, 2.0]])), capacity=1)
+    >>> ec.tokens.tolist(), ec.experts_per_token()
+    ([[0], [2]], [1, 0, 1])
+    """
+    logits = as_float_array(logits, "logits")
+    if logits.ndim != 2:
+        raise ValueError(f"logits must have shape (n_tokens, n_experts), got {logits.shape}")
+    require_finite(logits, "logits")
+    n_tokens, n_experts = logits.shape
+    capacity = require_positive_int(capacity, "capacity")
+    if capacity > n_tokens:
+        raise ValueError(f"capacity must be at most the batch's n_tokens={n_tokens}, got {capacity}")
+    affinity = np.exp(logits - logits.max(axis=1, keepdims=True))
+    affinity /= affinity.sum(axis=1, keepdims=True)
+    # For every expert (a column), a stable sort of the negated affinities: best first, ties to lower index.
+    tokens = np.argsort(-affinity.T, axis=1, kind="stable")[:, :capacity]
+    gates = np.take_along_axis(affinity.T, tokens, axis=1)
+    return ExpertChoice(tokens, gates, affinity)
+
+
+def expert_choice_layer(x, params: MoEParams, capacity: int, activation: str = "relu") -> tuple[np.ndarray, ExpertChoice]:
+    """An MoE layer with expert-choice routing over the tokens of ``x`` (``(n_tokens, d_model)``).
+
+    Each expert runs on the tokens it chose; a token's output is the
+    gate-weighted sum over the experts that chose it, and zero for a token no
+    expert chose (its vector passes on through the residual connection).
+    """
+    params = check_moe_params(params)
+    x = check_input(x, params.d_model, params.W_router.dtype)
+    if x.ndim != 2:
+        raise ValueError(f"x must have shape (n_tokens, d_model): expert choice routes one batch, got {x.shape}")
+    choice = expert_choice_route(x @ params.W_router, capacity)
+    out = np.zeros_like(x)
+    for e, expert in enumerate(params.experts):
+        chosen = choice.tokens[e]
+        out[chosen] += choice.gates[e, :, None] * ffn(x[chosen], *expert, activation=activation)
+    return out, choice
+
+
+class BatchDependence(NamedTuple):
+    """How replacing one token changed the other tokens' experts, under two routing schemes."""
+
+    edited_position: int  #: the token that was replaced
+    earlier_changed_expert_choice: int  #: earlier tokens whose set of experts changed, expert choice
+    others_changed_expert_choice: int  #: all other tokens whose set of experts changed, expert choice
+    others_changed_top_k: int  #: the same under top-k routing, always zero since it routes each token alone
+    unchosen_tokens: int  #: tokens no expert chose, before the edit
+
+
+def expert_choice_batch_dependence(params: MoEParams, x, *, capacity: int, top_k: int = 2,
+                                   position: int | None = None, seed: int = 1) -> BatchDependence:
+    """Replace one token of the batch ``x`` (``(n_tokens, d_model)``) and see whose experts change.
+
+    By default the *last* token is replaced, by a fresh random vector from
+    ``seed`` scaled like ``x``: under expert choice, tokens *before* it can lose
+    or gain experts, which is why a decoder that must route a token before its
+    successors exist cannot use the scheme as it is. Under top-``k`` routing no
+    other token's experts change.
+    """
+    params = check_moe_params(params)
+    x = check_input(x, params.d_model, params.W_router.dtype)
+    if x.ndim != 2:
+        raise ValueError(f"x must have shape (n_tokens, d_model), got {x.shape}")
+    n_tokens = x.shape[0]
+    position = n_tokens - 1 if position is None else position
+    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < n_tokens:
+        raise ValueError(f"position must be an integer in [0, {n_tokens}), got {position!r}")
+    edited = x.copy()
+    edited[position] = np.random.default_rng(seed).standard_normal(params.d_model) * x.std()
+    before = expert_choice_route(x @ params.W_router, capacity)
+    after = expert_choice_route(edited @ params.W_router, capacity)
+    others = [t for t in range(n_tokens) if t != position]
+    changed = [t for t in others if before.experts_of(t) != after.experts_of(t)]
+    top_before, top_after = route(x, params.W_router, top_k), route(edited, params.W_router, top_k)
+    top_changed = sum(not np.array_equal(top_before.experts[t], top_after.experts[t]) for t in others)
+    return BatchDependence(int(position), sum(t < position for t in changed), len(changed), int(top_changed),
+                           before.experts_per_token().count(0))
+
+
+def routing_combinations(n_experts: int, top_k: int) -> int:
+    """How many different sets of ``top_k`` experts a router can pick from ``n_experts``: ``C(n, k)``.
+
+    DeepSeekMoE's fine-grained experts split each expert into ``m`` narrower
+    ones and route to ``m·k`` of them: the same parameters and FLOPs, far more
+    combinations.
+
+    >>> routing_combinations(16, 2), routing_combinations(64, 8)
+    (120, 4426165368)
+    """
+    n_experts = require_positive_int(n_experts, "n_experts")
+    top_k = _check_top_k(top_k, n_experts)
+    return math.comb(n_experts, top_k)
+
+
+def fine_grained_split(d_model: int, d_ff: int, n_experts: int, top_k: int, m: int, *, gated: bool = False) -> dict:
+    """DeepSeekMoE's fine-grained segmentation: ``n_experts`` experts of width ``d_ff`` split ``m`` ways.
+
+    Each expert becomes ``m`` experts of width ``d_ff / m`` and each token uses
+    ``m·top_k`` of them. Returns the expert weights stored and used per token
+    before and after (equal: the split moves no weight) and the number of
+    expert sets the router can choose from (:func:`routing_combinations`).
+    Biases and the router are left out.
+
+    >>> s = fine_grained_split(512, 2048, 16, 2, 4)
+    >>> s["stored"] == s["stored_fine"], s["active"] == s["active_fine"], s["combinations_fine"]
+    (True, True, 4426165368)
+    """
+    d_model = require_positive_int(d_model, "d_model")
+    d_ff = require_positive_int(d_ff, "d_ff")
+    n_experts = require_positive_int(n_experts, "n_experts")
+    top_k = _check_top_k(top_k, n_experts)
+    m = require_positive_int(m, "m")
+    if d_ff % m:
+        raise ValueError(f"m must divide d_ff={d_ff} so the narrower experts have whole widths, got {m}")
+    if not isinstance(gated, bool):
+        raise TypeError(f"gated must be True or False, got {gated!r}")
+    matrices = 3 if gated else 2
+
+    def expert(width):
+        return matrices * d_model * width
+
+    return {
+        "stored": n_experts * expert(d_ff), "active": top_k * expert(d_ff),
+        "stored_fine": n_experts * m * expert(d_ff // m), "active_fine": top_k * m * expert(d_ff // m),
+        "combinations": routing_combinations(n_experts, top_k),
+        "combinations_fine": routing_combinations(n_experts * m, top_k * m),
+    }
+
+
+def router_z_loss(logits) -> float:
+    """ST-MoE's router z-loss: the mean over tokens of ``(log Σ_j exp(logit_j))²``.
+
+    It penalises large router logits, which Zoph et al. (2022) found to
+    destabilise training through roundoff in the exponentials; it is added to
+    the training loss with a small coefficient. ``logits`` has shape
+    ``(..., n_experts)``. Shifting all of a token's logits by a constant changes
+    neither its softmax nor its top-``k`` choice, but does change the z-loss.
+
+    >>> round(router_z_loss(np.zeros((3, 4))), 12) == round(float(np.log(4.0)) ** 2, 12)  # log Σ e^0, four experts
+    True
+    """
+    logits = as_float_array(logits, "logits")
+    if logits.ndim < 1 or logits.shape[-1] < 1:
+        raise ValueError(f"logits must have shape (..., n_experts), got {logits.shape}")
+    require_finite(logits, "logits")
+    top = logits.max(axis=-1, keepdims=True)
+    log_z = (top + np.log(np.exp(logits - top).sum(axis=-1, keepdims=True)))[..., 0]
+    return float(np.mean(log_z**2))
+
+
+# --- serving: experts touched by a batch of tokens ----------------------------------------------
+
+
+def expected_distinct_experts(n_experts: int, top_k: int, batch_size: int) -> float:
+    """Expected number of distinct experts a batch of tokens uses in one MoE layer.
+
+    Assumes each token picks its ``top_k`` of ``n_experts`` experts uniformly
+    at random and independently of the other tokens: a given expert is missed
+    by one token with probability ``1 - k/E``, by all ``B`` with ``(1 - k/E)^B``,
+    so ``E · (1 - (1 - k/E)^B)`` are used on average. Real routers are skewed
+    and correlated, which lowers the count; DeepSeek-V3's limit on the groups
+    of experts a token may use leaves each expert's chance at ``k/E`` and so
+    does not change this expectation.
+
+    >>> expected_distinct_experts(8, 2, 1), expected_distinct_experts(8, 8, 5)
+    (2.0, 8.0)
+    """
+    n_experts = require_positive_int(n_experts, "n_experts")
+    top_k = _check_top_k(top_k, n_experts)
+    batch_size = require_positive_int(batch_size, "batch_size")
+    return float(n_experts * (1.0 - (1.0 - top_k / n_experts) ** batch_size))
+
+
+def simulate_distinct_experts(n_experts: int, top_k: int, batch_size: int, *, trials: int = 2000,
+                              seed: int = 0) -> tuple[float, float]:
+    """Monte Carlo estimate of :func:`expected_distinct_experts`: (mean, standard error) over ``trials``.
+
+    Every token of every trial draws ``top_k`` distinct experts uniformly at random.
+    """
+    n_experts = require_positive_int(n_experts, "n_experts")
+    top_k = _check_top_k(top_k, n_experts)
+    batch_size = require_positive_int(batch_size, "batch_size")
+    trials = require_positive_int(trials, "trials")
+    if trials < 2:
+        raise ValueError(f"trials must be at least 2 for a standard error, got {trials}")
+    rng = np.random.default_rng(seed)
+    # For each token, the top_k smallest of n_experts uniform draws are a uniform random k-subset.
+    draws = rng.random((trials, batch_size, n_experts))
+    picked = np.argpartition(draws, top_k - 1, axis=-1)[..., :top_k]
+    hit = np.zeros((trials, batch_size, n_experts), dtype=bool)
+    np.put_along_axis(hit, picked, True, axis=-1)
+    counts = hit.any(axis=1).sum(axis=1)
+    return float(counts.mean()), float(counts.std(ddof=1) / np.sqrt(trials))

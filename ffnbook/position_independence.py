@@ -141,12 +141,6 @@ def change_one_token(layer: Layer, x, position: int, *, seed: int = 1) -> TokenC
 
 # --- What size of difference is rounding? ------------------------------------------------------
 
-#: The largest whole-sequence-versus-one-position difference that the text this chapter
-#: grew from printed for its own run of Experiment 1 (NumPy, five positions, its own
-#: random inputs and weights). Kept to compare with this build's value, not to check it:
-#: it depends on that run's shapes, random numbers, BLAS library and machine.
-SEED_REPORTED_BATCH_DIFF = 3.77e-15
-
 
 class RoundingGap(NamedTuple):
     """A difference between two computations of the same outputs, on three scales."""

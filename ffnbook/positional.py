@@ -9,10 +9,14 @@ input carries position information depends on where the model puts it.
   BERT (:func:`learned_table` draws a random stand-in). The residual stream, and
   so every FFN's input, then depends on the absolute position.
 * **Rotary embeddings** (RoPE, :func:`rope`) rotate queries and keys by angles
-  proportional to their positions, and **ALiBi** (:func:`alibi_bias`) adds a
-  distance penalty to the attention scores. Both act only inside attention and
-  depend only on *relative* positions, so the residual stream carries position
-  only through what attention wrote into it.
+  proportional to their positions, **ALiBi** (:func:`alibi_bias`) adds a
+  distance penalty to the attention scores, and **T5's relative bias**
+  (:func:`t5_bias`) adds a learned scalar per head and bucket of offsets. All
+  act only inside attention and depend only on *relative* positions, so the
+  residual stream carries position only through what attention wrote into it.
+* **No positional encoding** at all (NoPE). With a causal mask, attention can
+  still tell positions apart: a token averages over as many earlier tokens as
+  precede it (:func:`predecessor_experiment`).
 
 :func:`first_ffn_output` runs a one-block pre-norm model and returns what its
 FFN produces; :func:`shift_experiment` moves the same tokens to later
@@ -36,6 +40,7 @@ POSITION_METHODS = {
     "sinusoidal": "a fixed sinusoidal vector per position, added to the token embedding",
     "rope": "queries and keys rotated by position, inside attention",
     "alibi": "a distance penalty added to the attention scores",
+    "t5": "a learned scalar per head and offset bucket, added to the attention scores",
     "none": "no position information at all",
 }
 #: Methods that add a position vector to the residual stream before the first block.
@@ -129,14 +134,78 @@ def alibi_bias(positions, n_heads: int) -> np.ndarray:
     return -alibi_slopes(n_heads)[:, None, None] * distance
 
 
-def attention_with_positions(x, params: AttentionParams, n_heads: int, positions, method: str) -> np.ndarray:
-    """Causal multi-head self-attention of ``x`` (``(T, d_model)``) with position ``method``.
+def t5_relative_bucket(offset, *, bidirectional: bool = False, num_buckets: int = 32,
+                       max_distance: int = 128) -> np.ndarray:
+    """T5's bucket for each key-minus-query offset: exact near zero, logarithmic further out.
 
-    ``"rope"`` rotates queries and keys, ``"alibi"`` biases the scores; every
-    other method leaves attention itself free of positions (absolute methods
-    act on ``x`` before it arrives here).
+    T5 adds to every attention score a learned scalar chosen by the offset
+    between key and query, one per head and bucket, with bucket ranges that
+    grow logarithmically up to ``max_distance``; beyond it all offsets share a
+    bucket (Raffel et al. 2020, §2.1, 32 buckets up to 128). As in T5's code,
+    half of the buckets (``num_buckets // 2``, per direction) hold one offset
+    each and the other half share out the distances up to ``max_distance`` on a
+    log scale. A causal decoder (``bidirectional=False``) uses the distance to
+    earlier keys only (later ones are masked); an encoder splits the buckets
+    between the two directions.
+
+    >>> t5_relative_bucket([0, -1, -15, -16, -20, -127, -128, -1000]).tolist()
+    [0, 1, 15, 16, 17, 31, 31, 31]
+    >>> t5_relative_bucket([-3, 3], bidirectional=True).tolist()
+    [3, 19]
+    """
+    if not isinstance(bidirectional, bool):
+        raise TypeError(f"bidirectional must be True or False, got {bidirectional!r}")
+    num_buckets = require_positive_int(num_buckets, "num_buckets")
+    max_distance = require_positive_int(max_distance, "max_distance")
+    offset = np.asarray(offset)
+    if not np.issubdtype(offset.dtype, np.integer):
+        raise TypeError(f"offset must hold integers, got dtype {offset.dtype}")
+    buckets = num_buckets // 2 if bidirectional else num_buckets
+    exact = buckets // 2
+    if exact < 1 or max_distance <= exact:
+        raise ValueError(f"need num_buckets >= {4 if bidirectional else 2} and max_distance above "
+                         f"the {exact} exact buckets, got num_buckets={num_buckets}, max_distance={max_distance}")
+    if bidirectional:
+        base = np.where(offset > 0, buckets, 0)
+        distance = np.abs(offset)
+    else:
+        base = np.zeros_like(offset)
+        distance = np.maximum(-offset, 0)
+    scaled = np.log(np.maximum(distance, exact) / exact) / np.log(max_distance / exact) * (buckets - exact)
+    far = np.minimum(exact + scaled.astype(int), buckets - 1)
+    return base + np.where(distance < exact, distance, far)
+
+
+def t5_bias(positions, table, *, bidirectional: bool = False, max_distance: int = 128) -> np.ndarray:
+    """T5's score bias, shape ``(n_heads, T, T)``: ``table[h, bucket(p_key - p_query)]``.
+
+    ``table`` holds one learned scalar per head and bucket, shape
+    ``(n_heads, num_buckets)``; T5 shares it across all layers. Like ALiBi's
+    penalty it depends on the two positions only through their offset.
+    """
+    p = _positions(positions)
+    table = as_float_array(table, "table")
+    if table.ndim != 2:
+        raise ValueError(f"table must have shape (n_heads, num_buckets), got {table.shape}")
+    require_finite(table, "table")
+    offsets = p[None, :] - p[:, None]  # key minus query
+    buckets = t5_relative_bucket(offsets, bidirectional=bidirectional, num_buckets=table.shape[1],
+                                 max_distance=max_distance)
+    return table[:, buckets]
+
+
+def attention_with_positions(x, params: AttentionParams, n_heads: int, positions, method: str,
+                             *, relative_table=None, causal: bool = True) -> np.ndarray:
+    """Multi-head self-attention of ``x`` (``(T, d_model)``) with position ``method``, causal by default.
+
+    ``"rope"`` rotates queries and keys, ``"alibi"`` and ``"t5"`` bias the
+    scores (``"t5"`` with ``relative_table``, one scalar per head and bucket);
+    every other method leaves attention itself free of positions (absolute
+    methods act on ``x`` before it arrives here).
     """
     _method(method)
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be True or False, got {causal!r}")
     params, d_model = check_attention_params(params, n_heads)
     x = as_float_array(x, "x")
     if x.ndim != 2 or x.shape[-1] != d_model:
@@ -150,7 +219,14 @@ def attention_with_positions(x, params: AttentionParams, n_heads: int, positions
         q, k = rope(q, p), rope(k, p)
     elif method == "alibi":
         bias = alibi_bias(p, n_heads)
-    return merge_heads(attend(q, k, v, score_bias=bias, causal=True)) @ params.Wo
+    elif method == "t5":
+        if relative_table is None:
+            raise ValueError('method "t5" needs relative_table, one scalar per head and bucket')
+        relative_table = as_float_array(relative_table, "relative_table")
+        if relative_table.ndim != 2 or relative_table.shape[0] != n_heads:
+            raise ValueError(f"relative_table must have shape ({n_heads}, num_buckets), got {relative_table.shape}")
+        bias = t5_bias(p, relative_table, bidirectional=not causal)
+    return merge_heads(attend(q, k, v, score_bias=bias, causal=causal)) @ params.Wo
 
 
 def _method(method: str) -> str:
@@ -171,6 +247,8 @@ class TinyModel(NamedTuple):
     attention: AttentionParams
     ffn: FFNParams
     n_heads: int
+    #: T5's relative-position scalars, ``(n_heads, 32)``: a random stand-in for the learned ones.
+    relative_table: np.ndarray | None = None
 
 
 def tiny_model(vocab: int = 50, d_model: int = 64, d_ff: int = 256, n_heads: int = 4,
@@ -192,15 +270,18 @@ def tiny_model(vocab: int = 50, d_model: int = 64, d_ff: int = 256, n_heads: int
         attention=init_attention_params(d_model, seed=seed + 1),
         ffn=init_ffn_params(d_model, d_ff, seed=seed + 2),
         n_heads=n_heads,
+        relative_table=rng.standard_normal((n_heads, 32)),
     )
 
 
-def first_ffn_output(model: TinyModel, token_ids, start: int, method: str, activation: str = "gelu") -> np.ndarray:
+def first_ffn_output(model: TinyModel, token_ids, start: int, method: str, activation: str = "gelu",
+                     *, causal: bool = True) -> np.ndarray:
     """The first block's FFN output for tokens ``token_ids`` placed at ``start, start+1, ...``.
 
     The block is pre-norm, as in GPT-2 and LLaMA: ``h = x + Attn(N(x))`` and the
     FFN reads ``N(h)``, with ``N`` an RMS normalisation. ``x`` is the token
     embedding, plus the position table's row for the absolute methods.
+    Attention is causal, as in a decoder, unless ``causal=False``.
     Returns shape ``(len(token_ids), d_model)``.
     """
     _method(method)
@@ -216,7 +297,8 @@ def first_ffn_output(model: TinyModel, token_ids, start: int, method: str, activ
         if positions[-1] >= table.shape[0]:
             raise ValueError(f"position {positions[-1]} is beyond the {method} table's {table.shape[0]} rows")
         x = x + table[positions]
-    h = x + attention_with_positions(_rms_norm(x), model.attention, model.n_heads, positions, method)
+    h = x + attention_with_positions(_rms_norm(x), model.attention, model.n_heads, positions, method,
+                                     relative_table=model.relative_table, causal=causal)
     params = check_params(*model.ffn)
     out = ffn(_rms_norm(h), *params, activation=activation)
     require_finite(out, "FFN output")
@@ -236,8 +318,9 @@ def shift_experiment(model: TinyModel, token_ids, starts, method: str, feature: 
     """Place the same tokens at each start position; track the last token's first-FFN output.
 
     With an absolute position table the FFN's input changes with the start,
-    so its output does; with RoPE or ALiBi only relative positions enter, and
-    shifting the whole sequence leaves the output unchanged up to rounding.
+    so its output does; with RoPE, ALiBi or T5's bias only relative positions
+    enter, and shifting the whole sequence leaves the output unchanged up to
+    rounding.
     """
     starts = [int(s) for s in _positions(starts)]
     outputs = [first_ffn_output(model, token_ids, s, method)[-1] for s in starts]
@@ -256,7 +339,7 @@ def shift_figure(results: list[ShiftResult]) -> BookFigure:
     if not results:
         raise ValueError("need at least one ShiftResult")
     labels = {"learned": "learned table", "sinusoidal": "sinusoidal table", "rope": "RoPE",
-              "alibi": "ALiBi", "none": "no positions"}
+              "alibi": "ALiBi", "t5": "T5 relative bias", "none": "no positions"}
     styles = ("-", "--", "-.", ":")
     fig = new_figure(7.0, 3.8)
     ax = fig.add_subplot()
@@ -280,3 +363,43 @@ def shift_figure(results: list[ShiftResult]) -> BookFigure:
         + "; ".join(parts) + "."
     )
     return BookFigure(fig, description)
+
+
+class PredecessorCount(NamedTuple):
+    """The first FFN's outputs for one token repeated after a different first token, no positions."""
+
+    n_copies: int  #: how many times the repeated token follows the first one
+    causal_outputs: np.ndarray  #: ``(n_copies, d_model)``: the copies' FFN outputs with a causal mask
+    causal_spread: float  #: largest difference between two copies' outputs, with the mask
+    bidirectional_spread: float  #: the same without the mask (every copy sees the whole sequence)
+
+
+def predecessor_experiment(model: TinyModel, first_id: int, repeated_id: int, n_copies: int,
+                           activation: str = "gelu") -> PredecessorCount:
+    """Can a model with no positional encoding tell the copies of a repeated token apart?
+
+    The sequence is ``first_id`` followed by ``n_copies`` copies of
+    ``repeated_id``, run through the first block with no position information
+    at all (method ``"none"``). Every copy has the same input vector. With a
+    causal mask, copy ``t`` attends to the first token and to ``t`` copies, so
+    the first token's share of its attention falls as ``t`` grows and the
+    copies' FFN outputs differ: the count of predecessors is a position signal.
+    Without the mask every copy attends to the same set and gets the same output.
+    """
+    n_copies = require_positive_int(n_copies, "n_copies")
+    if n_copies < 2:
+        raise ValueError(f"n_copies must be at least 2 to compare copies, got {n_copies}")
+    for value, name in ((first_id, "first_id"), (repeated_id, "repeated_id")):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be a token id (an int), got {value!r}")
+    if first_id == repeated_id:
+        raise ValueError(f"first_id and repeated_id must differ, got {first_id} twice")
+    ids = [first_id] + [repeated_id] * n_copies
+
+    def spread(outputs):
+        copies = outputs[1:]
+        return float(np.max(np.abs(copies[:, None, :] - copies[None, :, :])))
+
+    causal = first_ffn_output(model, ids, 0, "none", activation, causal=True)
+    bidirectional = first_ffn_output(model, ids, 0, "none", activation, causal=False)
+    return PredecessorCount(n_copies, causal[1:], spread(causal), spread(bidirectional))

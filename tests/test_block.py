@@ -166,6 +166,69 @@ def test_block_rejects_bad_arguments(weights, tokens):
         block.transformer_block(tokens, attn_p, ffn_p, n_heads=N_HEADS, activation="tanh")
 
 
+# --- the parallel block (GPT-J, PaLM) -------------------------------------------------------
+
+
+def test_parallel_block_equals_hand_composed_torch_layers(weights, tokens):
+    # y = x + Attention(LN(x)) + FFN(LN(x)): one layer norm feeds both sublayers, as in GPT-J's
+    # mesh_transformer/layers.py and PaLM's formula (arXiv:2204.02311, §2).
+    torch, mha, up, down, norm1, _ = _torch_layers(weights)
+    with torch.no_grad():
+        x = torch.from_numpy(tokens)
+        n = norm1(x)
+        expected = (x + mha(n, n, n, need_weights=False)[0] + down(torch.nn.functional.gelu(up(n)))).numpy()
+    got = block.parallel_block(tokens, *weights, n_heads=N_HEADS, activation="gelu")
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
+def test_parallel_and_serial_blocks_agree_when_attention_adds_nothing(weights, tokens):
+    # With attention's output projection zero, h = x in the serial block, so the FFN reads LN(x) in
+    # both layouts and the blocks coincide; with real attention they differ.
+    attn_p, ffn_p = weights
+    silent = attn_p._replace(Wo=np.zeros_like(attn_p.Wo))
+    serial = block.transformer_block(tokens, silent, ffn_p, n_heads=N_HEADS, norm="pre")
+    np.testing.assert_array_equal(block.parallel_block(tokens, silent, ffn_p, n_heads=N_HEADS), serial)
+    loud = block.transformer_block(tokens, attn_p, ffn_p, n_heads=N_HEADS, norm="pre")
+    assert np.abs(block.parallel_block(tokens, attn_p, ffn_p, n_heads=N_HEADS) - loud).max() > 1e-3
+
+
+def test_ffn_branches_add_up_to_the_blocks(weights, tokens):
+    attn_p, ffn_p = weights
+    attention = ffnbook.self_attention(block.layer_norm(tokens), attn_p, n_heads=N_HEADS)
+    parallel = block.ffn_branch(tokens, attn_p, ffn_p, n_heads=N_HEADS, layout="parallel")
+    np.testing.assert_allclose(tokens + attention + parallel,
+                               block.parallel_block(tokens, attn_p, ffn_p, n_heads=N_HEADS), atol=1e-12)
+    serial = block.ffn_branch(tokens, attn_p, ffn_p, n_heads=N_HEADS, layout="serial")
+    np.testing.assert_allclose(tokens + attention + serial,
+                               block.transformer_block(tokens, attn_p, ffn_p, n_heads=N_HEADS, norm="pre"),
+                               atol=1e-12)
+
+
+def test_parallel_ffn_branch_reads_its_own_position_only(weights, tokens):
+    influences = block.ffn_branch_influences(tokens[0], *weights, n_heads=N_HEADS)
+    off = ~np.eye(SEQ, dtype=bool)
+    assert np.all(influences["parallel"][off] == 0.0)  # exactly: no other position's bits moved
+    assert np.all(np.diag(influences["parallel"]) > 0)
+    assert np.all(influences["serial"][off] > 0)  # through the attention in front of it
+    # Brute force for one entry: edit position 0 only, and the parallel branch elsewhere is unchanged.
+    edited = tokens[0].copy()
+    edited[0] += 1.0
+    before = block.ffn_branch(tokens[0], *weights, n_heads=N_HEADS, layout="parallel")
+    after = block.ffn_branch(edited, *weights, n_heads=N_HEADS, layout="parallel")
+    np.testing.assert_array_equal(after[1:], before[1:])
+    assert np.abs(after[0] - before[0]).max() > 0
+
+
+def test_parallel_block_rejects_bad_arguments(weights, tokens):
+    attn_p, ffn_p = weights
+    with pytest.raises(ValueError, match="layout must be one of"):
+        block.ffn_branch(tokens, attn_p, ffn_p, n_heads=N_HEADS, layout="side-by-side")
+    with pytest.raises(ValueError, match="attention has d_model=16 but the FFN has d_model=8"):
+        block.parallel_block(tokens, attn_p, ffnbook.init_ffn_params(8, 32), n_heads=N_HEADS)
+    with pytest.raises(TypeError, match="x must have dtype float32 or float64"):
+        block.parallel_block(tokens.astype(int), attn_p, ffn_p, n_heads=N_HEADS)
+
+
 # --- influence ------------------------------------------------------------------------------
 
 

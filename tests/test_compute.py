@@ -128,18 +128,38 @@ def test_deepseek_crossover_uses_latent_attention_head_widths():
     assert row["crossover"] == pytest.approx(ffn / (2 * 128 * (192 + 128)))
 
 
-def test_palm_is_flagged_not_guessed():
+def test_deepseek_crossover_in_the_absorbed_form():
+    # Absorbed (DeepSeek-V2 §2.1; DeepSeek-V3's inference/model.py, attn_impl "absorb"): each of the
+    # 128 heads scores against the 512-wide latent plus the 64-wide rotary key and sums 512-wide latents.
+    deepseek = models.get_model("DeepSeek-V3")
+    row = compute.model_crossover(deepseek, mla_form="absorbed")
+    ffn = 2 * 3 * 7168 * 2048 * 9
+    assert (row["d_head"], row["d_head_v"]) == (512 + 64, 512)
+    assert row["crossover"] == pytest.approx(ffn / (2 * 128 * (576 + 512)))
+    assert row["crossover"] < compute.model_crossover(deepseek)["crossover"]
+    assert "absorbed" in row["note"] and "un-absorbed" in compute.model_crossover(deepseek)["note"]
+
+
+def test_mla_forms_refuse_other_models_and_unknown_forms():
+    with pytest.raises(ValueError, match="does not use latent attention"):
+        compute.mla_score_widths(models.get_model("GPT-2 small"))
+    with pytest.raises(ValueError, match="mla_form must be one of"):
+        compute.model_crossover(models.get_model("DeepSeek-V3"), mla_form="folded")
+
+
+def test_palm_crossover_from_its_table_1_head_size():
+    # 48 heads of 256 (Table 1's caption), SwiGLU at d_ff = 4·18432: n* = 6·d·d_ff / (4·48·256).
     row = compute.model_crossover(models.get_model("PaLM 540B"))
-    assert row["crossover"] is None and row["note"]
+    assert row["d_attn"] == 48 * 256 != 18432
+    assert row["crossover"] == 6 * 18432 * 73728 / (4 * 48 * 256)
+    assert row["context_length"] == 2048 and row["beyond_context"] is True
 
 
-def test_every_other_model_has_a_crossover():
+def test_every_model_has_a_crossover():
     rows = compute.crossover_rows()
     assert len(rows) == len(models.load_models())
-    unknown = {m.name for m in models.load_models() if m.d_head is None}
-    assert unknown == {"PaLM 540B"}
-    assert all(r["crossover"] > 0 for r in rows if r["model"] not in unknown)
-    assert {r["model"]: r["note"] for r in rows}["PaLM 540B"] == "head size unknown"
+    assert all(m.d_head is not None for m in models.load_models())
+    assert all(r["crossover"] > 0 for r in rows)
 
 
 def test_kaplan_context_term_is_half_ours():
@@ -151,8 +171,8 @@ def test_kaplan_context_term_is_half_ours():
 
 def test_crossover_table_shows_dashes_for_missing_values():
     text = compute.crossover_table()._repr_markdown_()
-    palm_line = next(line for line in text.splitlines() if line.startswith("| PaLM"))
-    assert "–" in palm_line
+    t5_line = next(line for line in text.splitlines() if line.startswith("| T5-base v1.1"))
+    assert "–" in t5_line  # the sheet gives no pre-training context for T5 v1.1
 
 
 # --- timing (values are never compared with each other beyond a gross sanity check) ---------

@@ -19,8 +19,8 @@ from ffnbook import compute, explorables, model_parameters, width
 from ffnbook.models import get_model, load_models
 from ffnbook.plotting import PALETTE
 
-# Every sheet model whose attention can be counted (the sheet confirms its head size).
-BREAKDOWN_MODELS = sorted(m.name for m in load_models() if m.d_head is not None)
+# Every sheet model whose attention the parameter breakdown can count (not PaLM's 48 heads of 256).
+BREAKDOWN_MODELS = sorted(m.name for m in load_models() if model_parameters.countable(m))
 
 
 # --- width ----------------------------------------------------------------------------------
@@ -208,9 +208,18 @@ def test_compute_state_says_where_the_crossover_lies_against_the_trained_context
             assert s["beyond_context"] == (s["crossover"] > m.context_length)
 
 
-def test_compute_leaves_unknowns_empty():
+def test_compute_counts_palms_heads_at_their_own_width():
+    # PaLM: 48 query heads of 256 (not d_model / 48), one key/value head (multi-query), SwiGLU at
+    # d_ff = 4·d_model (arXiv:2204.02311, Table 1 and §2).
     palm = explorables.compute_state("PaLM 540B", 2048)
-    assert palm["scores"] is None and palm["crossover"] is None and palm["ffn"] > 0
+    d, h, d_head, d_ff = 18432, 48, 256, 73728
+    assert palm["ffn"] == 2 * 3 * d * d_ff
+    assert palm["projections"] == 2 * (d * h * d_head + 2 * d * d_head + h * d_head * d)
+    assert palm["scores"] == 4 * 2048 * h * d_head
+    assert palm["crossover"] == 2 * 3 * d * d_ff / (4 * h * d_head)
+
+
+def test_compute_leaves_unknowns_empty():
     deepseek = explorables.compute_state("DeepSeek-V3", 2048)
     assert deepseek["projections"] is None and deepseek["scores"] > 0
 

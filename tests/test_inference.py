@@ -107,3 +107,40 @@ def test_machine_balance_is_positive():
     balance = inference.measure_machine_balance(n=128, copy_mib=4, repeats=1)
     assert balance.flops_per_second > 0 and balance.bytes_per_second > 0
     assert balance.flops_per_byte == balance.flops_per_second / balance.bytes_per_second
+
+
+# --- batches of a mixture of experts, and quantised FFN weights -----------------------------------
+
+
+def test_decode_step_reads_what_the_batch_uses():
+    from ffnbook import model_parameters as mp
+    from ffnbook import moe
+
+    mixtral = get_model("Mixtral 8x7B")
+    counts = mp.parameter_breakdown(mixtral)
+    expert = 3 * 4096 * 14336  # one SwiGLU expert (arXiv:2401.04088, Table 1)
+    head = 32000 * 4096
+    # Everything but the eight routed experts per layer, read once per step; the output head in full.
+    shared = counts.total - counts.embeddings - 32 * 8 * expert + head
+    for batch in (1, 3, 50):
+        step = inference.decode_step_weight_bytes(mixtral, batch)
+        distinct = moe.expected_distinct_experts(8, 2, batch)
+        assert step.weights == pytest.approx(2 * (shared + batch * 4096 + 32 * distinct * expert), rel=1e-12)
+        assert step.per_token == pytest.approx(step.weights / batch)
+    # At batch size one it is the batch-one count; with a large batch nearly all that is stored.
+    assert inference.decode_step_weight_bytes(mixtral, 1).weights == inference.decode_bytes_per_token(mixtral, 1).weights
+    assert inference.decode_step_weight_bytes(mixtral, 512).of_stored > 0.99
+    with pytest.raises(ValueError, match="dense model"):
+        inference.decode_step_weight_bytes(get_model("Llama-2 70B"), 4)
+
+
+def test_quantised_ffn_weights_shrink_only_the_ffn_bytes():
+    model = get_model("Llama-2 70B")
+    plain = inference.decode_bytes_per_token(model, 1)
+    for fmt, bits in (("int8", 8), ("int4", 4)):
+        q = inference.decode_bytes_per_token(model, 1, ffn_dtype=fmt)
+        assert q.ffn == plain.ffn * bits // 16
+        assert (q.attention, q.head_and_embeddings, q.kv_cache) == (plain.attention, plain.head_and_embeddings,
+                                                                    plain.kv_cache)
+    with pytest.raises(ValueError, match="ffn_dtype must be one of"):
+        inference.decode_bytes_per_token(model, 1, ffn_dtype="int3")

@@ -13,7 +13,7 @@ from ffnbook.models import get_model, load_models
 torch = pytest.importorskip("torch")
 nn = torch.nn
 
-BREAKDOWN_MODELS = [m.name for m in load_models() if m.d_head is not None]  # not PaLM
+BREAKDOWN_MODELS = [m.name for m in load_models() if mp.countable(m)]  # not PaLM
 
 
 def count(module) -> int:
@@ -274,8 +274,14 @@ def test_one_ffn_of_a_model_counts_gated_and_classic_alike():
 
 
 def test_rejects_palm_with_a_reason():
-    with pytest.raises(ValueError, match="head size"):
+    # PaLM's 48 heads of 256 span 12288, not its d_model of 18432 (arXiv:2204.02311, Table 1).
+    assert not mp.countable(get_model("PaLM 540B"))
+    with pytest.raises(ValueError, match="48 heads of 256 span 12288, not d_model=18432"):
         mp.parameter_breakdown(get_model("PaLM 540B"))
+
+
+def test_countable_is_every_sheet_model_but_palm():
+    assert [m.name for m in load_models() if not mp.countable(m)] == ["PaLM 540B"]
 
 
 # --- the FFN's share from the shape alone -------------------------------------------------------

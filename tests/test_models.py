@@ -30,11 +30,13 @@ def test_only_deepseek_has_latent_attention():
     assert [m.name for m in load_models() if m.latent_attention] == ["DeepSeek-V3"]
 
 
-def test_palm_head_size_is_unknown_and_every_other_head_splits_d_model():
-    assert get_model("PaLM 540B").d_head is None
+def test_palm_heads_do_not_split_d_model_and_every_other_model_s_do():
+    # "The attention head size is always 256" (arXiv:2204.02311, Table 1 caption): 48 · 256 < 18432.
+    palm = get_model("PaLM 540B")
+    assert palm.d_head == 256 and not palm.heads_split_d_model
     for m in load_models():
-        if m.d_head is not None and m.latent_attention is None:
-            assert m.n_heads * m.d_head == m.d_model, m.name
+        if m.latent_attention is None and m.name != palm.name:
+            assert m.heads_split_d_model and m.n_heads * m.d_head == m.d_model, m.name
 
 
 def test_architectures():

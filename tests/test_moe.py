@@ -237,3 +237,135 @@ def test_capacity_drop_change_pushes_another_token_out():
 def test_balancing_figure_alt_counts_overflow():
     fig = moe.balancing_figure([10, 2], [6, 6], capacity=7, top_k=1)
     assert "3 slots above capacity" in fig.alt and "0 slots above capacity" in fig.alt
+
+
+# --- expert-choice routing (Zhou et al. 2022) ---------------------------------------------------
+
+
+def _expert_choice_by_brute_force(logits, capacity):
+    """For every expert, walk the tokens in order of affinity, ties to the lower index."""
+    logits = np.asarray(logits, dtype=float)
+    chosen = []
+    for e in range(logits.shape[1]):
+        affinity = [np.exp(row[e]) / np.exp(row).sum() for row in logits]
+        order = sorted(range(len(affinity)), key=lambda t: (-affinity[t], t))
+        chosen.append(order[:capacity])
+    return chosen
+
+
+def test_expert_choice_equals_brute_force():
+    logits = np.random.default_rng(3).standard_normal((40, 6))
+    for capacity in (1, 5, 13, 40):
+        ec = moe.expert_choice_route(logits, capacity)
+        assert ec.tokens.tolist() == _expert_choice_by_brute_force(logits, capacity)
+        # Every expert gets exactly `capacity` tokens: balanced by construction.
+        assert ec.tokens.shape == (6, capacity)
+        assert sum(ec.experts_per_token()) == 6 * capacity
+        np.testing.assert_allclose(ec.gates, np.take_along_axis(ec.affinity.T, ec.tokens, axis=1))
+        np.testing.assert_allclose(ec.affinity.sum(axis=1), 1.0)
+
+
+def test_expert_choice_lets_tokens_have_zero_one_or_several_experts():
+    logits = np.random.default_rng(4).standard_normal((64, 8))
+    counts = moe.expert_choice_route(logits, 8).experts_per_token()  # capacity factor 1
+    assert 0 in counts and max(counts) >= 2 and sum(counts) == 64
+
+
+def test_expert_choice_layer_by_hand(params, tokens):
+    x = tokens.reshape(-1, params.d_model)
+    y, ec = moe.expert_choice_layer(x, params, capacity=10)
+    expected = np.zeros_like(x)
+    for e in range(params.n_experts):
+        for slot, t in enumerate(ec.tokens[e]):
+            expected[t] += ec.gates[e, slot] * ffnbook.ffn(x[t], *params.experts[e])
+    np.testing.assert_allclose(y, expected, rtol=1e-12, atol=1e-14)
+
+
+def test_expert_choice_depends_on_the_batch_and_top_k_does_not():
+    params = moe.init_moe_params(32, 64, 8, seed=0)
+    x = ffnbook.random_tokens((256, 32), seed=1)
+    dependence = moe.expert_choice_batch_dependence(params, x, capacity=64)
+    assert dependence.edited_position == 255
+    assert dependence.others_changed_top_k == 0
+    assert dependence.earlier_changed_expert_choice > 0  # a later token moved earlier tokens' experts
+    assert dependence.earlier_changed_expert_choice == dependence.others_changed_expert_choice  # last token
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: moe.expert_choice_route(np.zeros((4, 2)), 5), ValueError, "capacity must be at most"),
+        (lambda: moe.expert_choice_route(np.zeros((4, 2)), 0), ValueError, "capacity"),
+        (lambda: moe.expert_choice_route(np.zeros(4), 1), ValueError, "n_tokens, n_experts"),
+        (lambda: moe.expert_choice_route(np.array([[np.nan, 0.0]]), 1), ValueError, "logits must be finite"),
+        (lambda: moe.expert_choice_route(np.zeros((4, 2)), 1).experts_of(4), ValueError, "token must be"),
+    ],
+)
+def test_expert_choice_rejects_bad_input(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+# --- finer experts and the router z-loss ----------------------------------------------------------
+
+
+def test_routing_combinations_of_deepseekmoe_s_example():
+    # DeepSeekMoE §3.1: 16 experts, top-2 gives C(16, 2) = 120; split four ways, C(64, 8) = 4,426,165,368.
+    assert moe.routing_combinations(16, 2) == 16 * 15 // 2 == 120
+    assert moe.routing_combinations(64, 8) == 4_426_165_368
+
+
+def test_fine_grained_split_keeps_weights_and_multiplies_choices():
+    s = moe.fine_grained_split(64, 256, 16, 2, 4, gated=True)
+    assert s["stored"] == s["stored_fine"] == 16 * 3 * 64 * 256
+    assert s["active"] == s["active_fine"] == 2 * 3 * 64 * 256
+    assert s["combinations_fine"] > s["combinations"]
+    with pytest.raises(ValueError, match="m must divide d_ff=256"):
+        moe.fine_grained_split(64, 256, 16, 2, 3)
+
+
+def test_router_z_loss_by_hand():
+    logits = np.array([[0.0, np.log(3.0)], [1.0, 1.0]])
+    # log(1 + 3) and 1 + log 2, squared and averaged.
+    expected = (np.log(4.0) ** 2 + (1 + np.log(2.0)) ** 2) / 2
+    assert moe.router_z_loss(logits) == pytest.approx(expected, rel=1e-12)
+    # Large logits are penalised even when the softmax and the choice do not change.
+    shifted = logits + 10.0
+    assert moe.route_logits(shifted, 1).experts.tolist() == moe.route_logits(logits, 1).experts.tolist()
+    assert moe.router_z_loss(shifted) > moe.router_z_loss(logits)
+    with pytest.raises(ValueError, match="finite"):
+        moe.router_z_loss(np.array([[np.inf, 0.0]]))
+
+
+# --- distinct experts per decoding step ------------------------------------------------------------
+
+
+def _distinct_by_enumeration(n_experts, top_k, batch_size):
+    """Exact expectation by listing every way the batch's tokens can choose their experts."""
+    from itertools import combinations, product
+
+    subsets = list(combinations(range(n_experts), top_k))
+    total = sum(len(set().union(*choice)) for choice in product(subsets, repeat=batch_size))
+    return total / len(subsets) ** batch_size
+
+
+@pytest.mark.parametrize("n_experts, top_k, batch_size", [(4, 2, 3), (5, 1, 4), (6, 3, 2), (4, 4, 2)])
+def test_expected_distinct_experts_by_enumeration(n_experts, top_k, batch_size):
+    assert moe.expected_distinct_experts(n_experts, top_k, batch_size) == pytest.approx(
+        _distinct_by_enumeration(n_experts, top_k, batch_size), rel=1e-12)
+
+
+@pytest.mark.parametrize("n_experts, top_k, batch_size", [(8, 2, 8), (256, 8, 32), (64, 6, 3)])
+def test_expected_distinct_experts_by_monte_carlo(n_experts, top_k, batch_size):
+    mean, stderr = moe.simulate_distinct_experts(n_experts, top_k, batch_size, trials=1000, seed=2)
+    expected = moe.expected_distinct_experts(n_experts, top_k, batch_size)
+    assert abs(mean - expected) < 5 * stderr + 1e-9
+
+
+def test_distinct_experts_grow_towards_all_of_them():
+    values = [moe.expected_distinct_experts(256, 8, b) for b in (1, 4, 16, 64, 256, 1024)]
+    assert values[0] == 8 and all(a < b for a, b in zip(values, values[1:])) and values[-1] < 256
+    with pytest.raises(ValueError, match="top_k must be at most n_experts=8"):
+        moe.expected_distinct_experts(8, 9, 4)
+    with pytest.raises(ValueError, match="batch_size"):
+        moe.expected_distinct_experts(8, 2, 0)

@@ -119,3 +119,43 @@ def test_figures_have_alt_text_from_their_values(site):
     assert f"fitted slope {glued(site, PAGE, 'cp_ffn_slope'):.2f}" in timing_alt
     for name in inference.DECODE_MODELS:
         assert name in decode_alt
+
+
+def test_palm_and_deepseek_forms(site):
+    # PaLM: "the attention head size is always 256" (arXiv:2204.02311, Table 1 caption); SwiGLU at
+    # d_ff = 4·18432; 48 heads: n* = 6·18432·73728 / (4·48·256), 2.25 times d_ff.
+    assert glued(site, PAGE, "cp_palm_d_head") == 256
+    assert glued(site, PAGE, "cp_n_palm") == 6 * 18432 * 73728 / (4 * 48 * 256)
+    assert glued(site, PAGE, "cp_palm_ratio") == 6 * 18432 / (4 * 48 * 256)
+    # DeepSeek-V3 absorbed (DeepSeek-V2 §2.1; inference/model.py attn_impl "absorb"): every head scores
+    # against the 512-wide latent plus the 64-wide rotary key and sums 512-wide latents.
+    assert (glued(site, PAGE, "cp_deepseek_abs_qk"), glued(site, PAGE, "cp_deepseek_abs_v")) == (576, 512)
+    assert glued(site, PAGE, "cp_n_deepseek_absorbed") == pytest.approx(9 * 6 * 7168 * 2048 / (2 * 128 * 1088))
+    # "inside the 4K context of its pre-training" (arXiv:2412.19437 §4.2).
+    assert glued(site, PAGE, "cp_deepseek_context") == 4096 > glued(site, PAGE, "cp_n_deepseek_absorbed")
+
+
+def test_quantised_ffn_bytes(site):
+    # Llama-2 70B at batch one, a one-position context: the FFN is 80 · 3·8192·28672 weights.
+    ffn_weights = 80 * 3 * 8192 * 28672
+    bf16 = glued(site, PAGE, "cp_q_bfloat16_gb") * 1e9
+    assert glued(site, PAGE, "cp_q_int8_gb") * 1e9 == pytest.approx(bf16 - ffn_weights * (2 - 1))
+    assert glued(site, PAGE, "cp_q_int4_gb") * 1e9 == pytest.approx(bf16 - ffn_weights * (2 - 0.5))
+    assert glued(site, PAGE, "cp_q_bfloat16_ffn_share") == pytest.approx(2 * ffn_weights / bf16)
+    assert glued(site, PAGE, "cp_q_int4_ffn_share") == pytest.approx(0.5 * ffn_weights / glued(site, PAGE, "cp_q_int4_gb") / 1e9)
+    assert glued(site, PAGE, "cp_q_int4_speedup") == pytest.approx(bf16 / (glued(site, PAGE, "cp_q_int4_gb") * 1e9))
+    assert glued(site, PAGE, "cp_q_bits_int4") == 4
+
+
+def test_chinchilla_numbers(site):
+    # Hoffmann et al. 2022: Table 2 exponents (Kaplan 0.73/0.27, approach 1 0.50/0.50), Table 3 tokens
+    # per parameter (8.0B for 400M ... 1.5T for 67B), Chinchilla 70B on 1.4T tokens.
+    assert glued(site, PAGE, "cp_ch_budget_factor") == 10
+    assert glued(site, PAGE, "cp_ch_kaplan_model") == pytest.approx(10**0.73)
+    assert glued(site, PAGE, "cp_ch_kaplan_data") == pytest.approx(10**0.27)
+    assert glued(site, PAGE, "cp_ch_equal") == pytest.approx(10**0.5)
+    assert glued(site, PAGE, "cp_ch_ratio_low") == pytest.approx(8.0e9 / 400e6)
+    assert glued(site, PAGE, "cp_ch_ratio_high") == pytest.approx(1.5e12 / 67e9)
+    assert (glued(site, PAGE, "cp_ch_params_b"), glued(site, PAGE, "cp_ch_tokens_t")) == (70, 1.4)
+    assert glued(site, PAGE, "cp_ch_ratio") == 20
+    assert glued(site, PAGE, "cp_ch_flops") == pytest.approx(6 * 70e9 * 1.4e12)

@@ -98,3 +98,81 @@ def test_figures_have_alt_text_from_their_values(site, toy):
     load_alt, balance_alt = (img.get("alt", "") for img in imgs)
     assert ", ".join(map(str, moe.expert_load(routing, N_EXPERTS))) in load_alt
     assert "capacity of 80" in balance_alt
+
+
+def test_decoding_a_batch(site):
+    """E·(1 − (1 − k/E)^B) experts per layer; the bytes of a step against the stored bytes."""
+    for key, name, (batch, what) in (
+        ("mixtral", "Mixtral 8x7B", (4, "experts_small")), ("mixtral", "Mixtral 8x7B", (16, "experts_mid")),
+        ("deepseek", "DeepSeek-V3", (16, "experts_mid")), ("deepseek", "DeepSeek-V3", (256, "experts_large")),
+    ):
+        m = models.get_model(name)
+        E, k = m.n_experts, m.experts_per_token
+        assert glued(site, PAGE, f"moe_step_{key}_{what}") == pytest.approx(E * (1 - (1 - k / E) ** batch))
+    assert [glued(site, PAGE, f"moe_step_{s}_batch") for s in ("small", "mid", "large")] == [4, 16, 256]
+
+    def of_stored(name, batch):
+        m = models.get_model(name)
+        counts = model_parameters.parameter_breakdown(m)
+        expert = 3 * m.d_model * m.d_ff  # one SwiGLU expert
+        routed = m.n_moe_layers * m.n_experts * expert
+        rest = counts.total - counts.embeddings - routed + m.vocab_size * m.d_model + batch * m.d_model
+        used = m.n_moe_layers * m.n_experts * (1 - (1 - m.experts_per_token / m.n_experts) ** batch) * expert
+        return (rest + used) / counts.total, 2 * (rest + used)
+
+    for key, name, batches in (("mixtral", "Mixtral 8x7B", {"one": 1, "mid": 16}),
+                               ("deepseek", "DeepSeek-V3", {"one": 1, "mid": 16, "large": 256})):
+        for label, batch in batches.items():
+            assert glued(site, PAGE, f"moe_step_{key}_of_stored_{label}") == pytest.approx(of_stored(name, batch)[0])
+    assert glued(site, PAGE, "moe_step_deepseek_gb_one") == pytest.approx(of_stored("DeepSeek-V3", 1)[1] / 1e9)
+    assert glued(site, PAGE, "moe_step_deepseek_gb_large") == pytest.approx(of_stored("DeepSeek-V3", 256)[1] / 1e9)
+    assert glued(site, PAGE, "moe_step_deepseek_per_token_large") == pytest.approx(
+        of_stored("DeepSeek-V3", 256)[1] / 256 / 1e9)
+
+
+def test_finer_experts(site):
+    # DeepSeekMoE §3.1: top-2 of 16 experts, 120 sets; each split 4 ways, top-8 of 64.
+    assert [glued(site, PAGE, k) for k in ("moe_fine_experts", "moe_fine_top_k", "moe_fine_m")] == [16, 2, 4]
+    assert glued(site, PAGE, "moe_fine_combinations") == 120
+    assert glued(site, PAGE, "moe_fine_combinations_split") == 4_426_165_368
+
+
+def test_expert_choice_on_the_toy_tokens(site, toy):
+    params, x, _ = toy
+    flat = x.reshape(-1, D_MODEL)
+    capacity = 2 * flat.shape[0] // N_EXPERTS  # capacity factor 2 (Zhou et al. 2022)
+    assert glued(site, PAGE, "moe_ec_capacity") == capacity
+
+    def choose(batch):
+        logits = batch @ params.W_router
+        affinity = np.exp(logits - logits.max(axis=1, keepdims=True))
+        affinity /= affinity.sum(axis=1, keepdims=True)
+        experts = [set() for _ in range(len(batch))]
+        for e in range(N_EXPERTS):
+            for t in sorted(range(len(batch)), key=lambda t: (-affinity[t, e], t))[:capacity]:
+                experts[t].add(e)
+        return experts
+
+    before = choose(flat)
+    counts = [len(s) for s in before]
+    assert (glued(site, PAGE, "moe_ec_min_experts"), glued(site, PAGE, "moe_ec_max_experts")) == (min(counts), max(counts))
+    last = flat.shape[0] - 1
+    edited = flat.copy()
+    edited[last] = np.random.default_rng(1).standard_normal(D_MODEL) * flat.std()
+    after = choose(edited)
+    assert glued(site, PAGE, "moe_ec_edited") == last
+    assert glued(site, PAGE, "moe_ec_earlier_changed") == sum(a != b for a, b in zip(before[:last], after[:last])) > 0
+    assert glued(site, PAGE, "moe_ec_top_k_changed") == 0
+
+
+def test_router_z_loss_on_the_toy_router(site, toy):
+    _, _, routing = toy
+    logits = routing.logits.reshape(-1, N_EXPERTS)
+
+    def z(values):
+        top = values.max(axis=1)
+        return float(np.mean((top + np.log(np.exp(values - top[:, None]).sum(axis=1))) ** 2))
+
+    assert glued(site, PAGE, "moe_z_factor") == 4
+    assert glued(site, PAGE, "moe_z_plain") == pytest.approx(z(logits), rel=1e-12)
+    assert glued(site, PAGE, "moe_z_scaled") == pytest.approx(z(4 * logits), rel=1e-12)

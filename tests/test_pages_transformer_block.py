@@ -78,3 +78,29 @@ def test_influence_numbers(site, setup):
     assert glued(site, PAGE, "tb_block_off_share") == pytest.approx(block_m[off].sum() / block_m.sum(), rel=1e-9)
     assert glued(site, PAGE, "tb_block_diag_mean") == pytest.approx(np.diag(block_m).mean(), rel=1e-9)
 
+
+
+def test_parallel_block_numbers(site, setup):
+    """The FFN's branch in a serial and a parallel block (GPT-J, PaLM), composed here from the parts."""
+    x, attn, ffn = setup
+    off = ~np.eye(SEQ, dtype=bool)
+
+    def attend(t):
+        return ffnbook.self_attention(block.layer_norm(t), attn, n_heads=HEADS)
+
+    def serial_branch(t):
+        return ffnbook.ffn(block.layer_norm(t + attend(t)), *ffn, activation="relu")
+
+    def parallel_branch(t):
+        return ffnbook.ffn(block.layer_norm(t), *ffn, activation="relu")
+
+    serial_m = unit_nudge_influence(serial_branch, x)
+    parallel_m = unit_nudge_influence(parallel_branch, x)
+    assert glued(site, PAGE, "tb_branch_serial_off_max") == pytest.approx(serial_m[off].max(), rel=1e-9)
+    assert glued(site, PAGE, "tb_branch_serial_off_share") == pytest.approx(
+        serial_m[off].sum() / serial_m.sum(), rel=1e-9)
+    assert glued(site, PAGE, "tb_branch_parallel_off_max") == 0.0 == float(parallel_m[off].max())
+    parallel = x + attend(x) + parallel_branch(x)
+    serial = x + attend(x) + serial_branch(x)
+    assert glued(site, PAGE, "tb_parallel_vs_serial") == pytest.approx(float(np.abs(parallel - serial).max()),
+                                                                       rel=1e-9)

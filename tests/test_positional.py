@@ -81,7 +81,7 @@ def test_absolute_positions_move_the_first_ffn_output_and_relative_ones_do_not(m
     ids = [1, 7, 3, 12]
     for method in ("learned", "sinusoidal"):
         assert positional.shift_experiment(model, ids, range(0, 40, 3), method).max_change > 1e-3
-    for method in ("rope", "alibi", "none"):
+    for method in ("rope", "alibi", "t5", "none"):
         assert positional.shift_experiment(model, ids, range(0, 40, 3), method).max_change < 1e-12
 
 
@@ -124,3 +124,87 @@ def test_shift_figure_description_reports_the_measured_ranges(model):
 def test_bad_input_is_refused_clearly(model, call, error, message):
     with pytest.raises(error, match=message):
         call(model)
+
+
+# --- T5's relative position bias (Raffel et al. 2020, §2.1) ------------------------------------
+
+
+def _bucket_by_hand(distance, buckets=32, max_distance=128):
+    """The scheme written out for one distance back: 16 exact buckets, then 16 spread
+    logarithmically over distances 16 to 128, everything beyond in the last one."""
+    import math
+
+    exact = buckets // 2
+    if distance < exact:
+        return distance
+    return min(exact + int(math.log(distance / exact) / math.log(max_distance / exact) * (buckets - exact)),
+               buckets - 1)
+
+
+def test_t5_bucket_equals_the_scheme_by_hand_for_every_distance():
+    distances = np.arange(0, 400)
+    got = positional.t5_relative_bucket(-distances)
+    assert got.tolist() == [_bucket_by_hand(int(d)) for d in distances]
+
+
+def test_t5_buckets_are_exact_near_zero_monotone_and_saturate():
+    got = positional.t5_relative_bucket(-np.arange(0, 1000))
+    assert got[:16].tolist() == list(range(16))  # one offset per bucket near zero
+    assert np.all(np.diff(got) >= 0)  # farther never maps to a nearer bucket
+    assert set(got.tolist()) == set(range(32))  # every one of the 32 buckets is used
+    assert np.all(got[128:] == 31)  # "beyond which we assign all relative positions to the same embedding"
+    # A causal decoder masks later keys; they all fall in bucket 0, which the mask then hides.
+    assert np.all(positional.t5_relative_bucket(np.arange(1, 50)) == 0)
+
+
+def test_t5_bidirectional_buckets_split_by_direction():
+    back = positional.t5_relative_bucket(-np.arange(0, 300), bidirectional=True)
+    ahead = positional.t5_relative_bucket(np.arange(1, 300), bidirectional=True)
+    assert back.max() == 15 and ahead.min() == 16 + 1 and ahead.max() == 31  # offset +1: bucket 16 + 1
+    assert back.tolist()[1:] == [b - 16 for b in ahead.tolist()]  # the same scheme, mirrored
+
+
+def test_t5_bias_depends_on_the_offset_only():
+    table = np.random.default_rng(0).standard_normal((2, 32))
+    near = positional.t5_bias([3, 4, 5, 9], table)
+    far = positional.t5_bias([103, 104, 105, 109], table)
+    np.testing.assert_array_equal(near, far)
+    assert near[1, 3, 0] == table[1, positional.t5_relative_bucket(-6)]
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: positional.t5_relative_bucket([1.5]), TypeError, "offset must hold integers"),
+        (lambda: positional.t5_relative_bucket([1], num_buckets=2, bidirectional=True), ValueError, "num_buckets"),
+        (lambda: positional.t5_relative_bucket([1], max_distance=8), ValueError, "max_distance"),
+        (lambda: positional.t5_relative_bucket([1], bidirectional=1), TypeError, "bidirectional"),
+        (lambda: positional.t5_bias([0, 1], np.zeros(32)), ValueError, "table must have shape"),
+    ],
+)
+def test_t5_rejects_bad_input(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+# --- no positional encoding: the causal mask counts predecessors (Haviv et al. 2022) -----------
+
+
+def test_predecessor_count_separates_copies_only_with_a_causal_mask(model):
+    count = positional.predecessor_experiment(model, first_id=2, repeated_id=9, n_copies=6)
+    assert count.causal_outputs.shape == (6, 32)
+    assert count.causal_spread > 1e-3 and count.bidirectional_spread < 1e-12
+    # Brute force: each copy's causal output equals the FFN output of the prefix ending at that copy,
+    # run on its own (the mask means a copy cannot see what follows it).
+    for t in range(1, 7):
+        prefix = positional.first_ffn_output(model, [2] + [9] * t, 0, "none")
+        np.testing.assert_allclose(count.causal_outputs[t - 1], prefix[-1], rtol=1e-10, atol=1e-12)
+
+
+def test_predecessor_experiment_rejects_bad_input(model):
+    with pytest.raises(ValueError, match="n_copies must be at least 2"):
+        positional.predecessor_experiment(model, 1, 2, 1)
+    with pytest.raises(ValueError, match="must differ"):
+        positional.predecessor_experiment(model, 4, 4, 3)
+    with pytest.raises(TypeError, match="first_id must be a token id"):
+        positional.predecessor_experiment(model, 1.0, 2, 3)

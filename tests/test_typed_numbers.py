@@ -48,14 +48,17 @@ NUMBER_WORDS = (
 #: not measured numbers. Each line says why; keep the list short and principled.
 ALLOWED_PHRASES = (
     r"\b(?:[Ee]xercises?|[Ee]xperiments?) \d+(?: (?:to|and) \d+)?",  # section numbers
+    r"\bTables? \d+\b",  # a numbered table of a cited paper ("PaLM's Table 1"): a label
     r"\b[Bb]locks? \d+(?= |['’]s\b|[.,;:)])(?: (?:and|to) \d+)?",  # a layer's index: a name
     r"kernel[ -]size[ -]1\b", r"\b1x1 convolution",  # the name of a layer type
-    r"\b(?:b?float|fp|bf|FP)(?:8|16|32|64)\b", r"\b(?:8|16|32|64)-bit\b",  # number formats
+    r"\b(?:b?float|fp|bf|FP)(?:8|16|32|64)\b", r"\b(?:4|8|16|32|64)-bit\b",  # number formats
     r"\bhalf[- ](?:width|precision)\b",  # a number format's name
     r"\bConv1d\b",
     r"\bopenai/gpt-2\b", r"\bgoogle-research/t5x\b",  # repositories cited as sources
+    r"\bv\d+(?:\.\d+)+\b",  # a release's version name ("Mistral 7B v0.1"), not a quantity
     r"\bin millions\b",  # a unit on an axis, not a number
     r"\btop-[12] routing\b", r"\b2/3 rule\b", r"\bSwish-1\b",  # names of methods (glossary aliases)
+    r"\bLLM\.int8\(\)",  # the name of a method (Dettmers et al. 2022)
     # A formula constant: one multiply-add is two FLOPs by definition, so a matrix product
     # costs twice its weights ("twice its weights", "twice their projection weights").
     r"\btwice (?:its|their|the) (?:projection )?weight(?:s| count)\b",
