@@ -142,7 +142,9 @@ def build_memory_ffn(keys, values, *, threshold: float = 0.5) -> FFNParams:
 def retrieve(params: FFNParams, queries) -> Retrieval:
     """Run the memory FFN on ``queries`` (shape ``(n_queries, d_model)``) and expose its hidden layer.
 
-    The output is computed by :func:`ffnbook.feedforward.ffn` with ReLU; the
+    The output is what :func:`ffnbook.feedforward.ffn` computes with ReLU, the
+    same products in the same order (the tests check they agree exactly),
+    taken from the hidden layer computed here rather than computed twice; the
     hidden layer before and after the ReLU is returned alongside, so one can
     see which memories fired.
 
@@ -157,8 +159,7 @@ def retrieve(params: FFNParams, queries) -> Retrieval:
         raise ValueError(f"queries must have shape (n_queries, d_model), got {queries.shape}")
     preactivation = queries @ params.W1 + params.b1
     hidden = np.maximum(preactivation, 0.0)
-    output = ffn(queries, *params, activation="relu")
-    return Retrieval(preactivation, hidden, output)
+    return Retrieval(preactivation, hidden, hidden @ params.W2 + params.b2)
 
 
 def noisy_queries(keys, noise: float, *, seed: int = 0) -> np.ndarray:
@@ -453,7 +454,7 @@ def recall_comparison(d_model: int, memory_ratios: Sequence[float], noise_levels
             target = np.arange(n)
             for j, noise in enumerate(levels):
                 queries = noisy_queries(keys, noise, seed=seed + 1)
-                noise_fit = least_squares_memory(keys, values, noise=noise)
+                noise_fit = exact_fit if noise == 0.0 else least_squares_memory(keys, values, noise=noise)
                 outputs = {"FFN memory": retrieve(params, queries).output,
                            "least squares": queries @ exact_fit,
                            "least squares for the noise": queries @ noise_fit,
@@ -672,6 +673,44 @@ def edit_spill(memories: Memories, slot: int, new_value, *, threshold: float = 0
         other_still_recalled=float(np.mean(recalled)),
         method=method,
     )
+
+
+def largest_spills(memories: Memories, new_value, *, threshold: float = 0.5,
+                   method: str = "minimum norm") -> list[float]:
+    """For every slot, the largest change in another stored key's output when that slot is rewritten.
+
+    The same numbers as ``max(edit_spill(memories, slot, new_value, ...).other_changes)``
+    for each slot in turn, from closed forms instead of one edit per slot. An
+    edit along ``u`` moves output ``j`` by ``(h_j · u) / (h_s · u)`` times the
+    residual ``new_value − y_s``. The minimum-norm edit has ``u = h_s``, so the
+    factors are the Gram matrix ``H Hᵀ`` divided by its diagonal; ROME's edit,
+    with the stored keys as its statistics, has ``u = C⁺ h_s``, so the factors
+    are the projection ``H C⁺ Hᵀ`` divided by its diagonal.
+
+    >>> m = random_memories(16, 64, seed=0)
+    >>> largest_spills(m, m.values[0]) == [0.0] * 16  # one unit per key: nothing else moves
+    True
+    """
+    keys, values = _check_memories(*memories)
+    lookup(dict.fromkeys(EDIT_METHODS), method, "edit method")
+    params = build_memory_ffn(keys, values, threshold=threshold)
+    new_value = check_input(np.asarray(new_value), params.d_model, params.dtype, "new_value")
+    if new_value.ndim != 1:
+        raise ValueError(f"new_value must be a single vector, got shape {new_value.shape}")
+    retrieval = retrieve(params, keys)
+    hidden = retrieval.hidden
+    if not np.all(np.any(hidden > 0, axis=1)):
+        raise ValueError("some stored key fires no hidden unit, so no change to W2 can alter its output")
+    if method == "covariance":
+        u, s, _ = np.linalg.svd(hidden, full_matrices=False)
+        u = u[:, s > s[0] * max(hidden.shape) * np.finfo(s.dtype).eps]
+        factors = u @ u.T  # H C⁺ Hᵀ, the projection onto the span of H's columns
+    else:
+        factors = hidden @ hidden.T
+    moved = np.abs(factors) / np.diag(factors)[None, :]  # column s: the edit of slot s
+    moved *= np.linalg.norm(new_value - retrieval.output, axis=1)[None, :]
+    np.fill_diagonal(moved, 0.0)
+    return [float(v) for v in moved.max(axis=0)]
 
 
 class StatisticsSpill(NamedTuple):

@@ -446,3 +446,23 @@ def test_new_functions_refuse_bad_input_with_a_clear_message(call, error, messag
     mem = memory.random_memories(4, 8, seed=0)
     with pytest.raises(error, match=message):
         call(mem)
+
+
+def test_retrieve_output_is_exactly_the_ffn_output():
+    mem = memory.random_memories(40, 32, seed=6)
+    params = memory.build_memory_ffn(*mem, threshold=0.2)
+    queries = memory.noisy_queries(mem.keys, 0.7, seed=2)
+    assert np.array_equal(memory.retrieve(params, queries).output, ffnbook.ffn(queries, *params, activation="relu"))
+
+
+@pytest.mark.parametrize("method", memory.EDIT_METHODS)
+@pytest.mark.parametrize("threshold", [0.05, 0.5])
+def test_largest_spills_match_one_edit_per_slot(method, threshold):
+    mem = memory.random_memories(24, 48, seed=8)
+    new_value = memory.random_memories(1, 48, seed=11).values[0]
+    fast = memory.largest_spills(mem, new_value, threshold=threshold, method=method)
+    slow = [max(memory.edit_spill(mem, s, new_value, threshold=threshold, method=method).other_changes)
+            for s in range(24)]
+    np.testing.assert_allclose(fast, slow, rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="unknown edit method"):
+        memory.largest_spills(mem, new_value, method="rome")

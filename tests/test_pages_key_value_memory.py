@@ -86,7 +86,7 @@ def test_figures_have_alt_text_from_their_values(site, memories):
     assert f"slot {SLOT} reaches {ex.activation:.2f}" in activation_alt
     assert "64, 128, 256, 512 pairs in 128 dimensions" in accuracy_alt
     assert "64, 128, 256, 512, 1024 pairs in 128 dimensions" in comparison_alt
-    assert "512 pairs queried with noise" in comparison_alt
+    assert "512 pairs queried with noise of length 0, 0.5, 1, 1.5, 2, 3, 4, 6" in comparison_alt
     assert "63 other stored keys" in edit_alt and "covariance-weighted edit (ROME)" in edit_alt
     assert "d_ff = 64" in statistics_alt
 
