@@ -51,8 +51,11 @@ How it works
   during the build) is executed there. Where the child cannot be forked (threads
   running), the pages execute first, then Sphinx reads.
 * **Re-reading.** A page whose record is stale is re-read even when its source did not
-  change; a hash over the build machinery is kept in Sphinx's environment, and when it
-  changes every page is re-read (rendered again from its record).
+  change, and so is a page whose record is not the one it was last read from (another
+  build sharing the records executed it: ``make pdf``, or a build stopped after executing
+  it); a hash over the build machinery is kept in Sphinx's environment, and when it
+  changes every page is re-read (rendered again from its record). A page read but not
+  yet written when a build stopped is read again by the next one (:mod:`bookext.unwritten`).
 * **Failures.** Every failing page is reported with the failing cell's traceback as soon
   as it has run; reading the first one then stops the build (``nb_execution_raise_on_error``).
   A failed page leaves no record (only a note for this build's reader), so it executes again. The Makefile deletes the saved
@@ -351,6 +354,13 @@ class Build:
 
 
 _BUILD: Build | None = None
+#: docname -> stamp of the record a page being read in this process shows (see _note_shown).
+_SHOWN: dict[str, str] = {}
+
+
+def record_stamp(record: dict) -> str:
+    """Which execution a record holds: different for every execution of a page."""
+    return f"{record.get('build')}/{record.get('executed')!r}"
 
 
 def _outputs(outcome) -> dict:
@@ -394,17 +404,18 @@ def _client_class():
                 record = build.store.read(docname)
                 reason = Checker(build.requirements).stale(record, code)
                 if reason is None:
-                    return self._show(record)
+                    return self._show(docname, record)
                 logger.info("ffnbook: executing %s (%s; found while reading)", docname, reason)
                 run = _run(docname, self.notebook, self.nb_config, self.path, None)
                 outcome = _execute(build, [run], jobs=1, preload=None)[docname]
                 result = build.finished(docname, code, outcome, reported=False)
             if result.error:
                 return self._failed(result, ExecutionError)
-            self._show(result.shown)
+            self._show(docname, result.shown)
 
-        def _show(self, record: dict) -> None:
+        def _show(self, docname: str, record: dict) -> None:
             _outputs_into(self.notebook, record)
+            _SHOWN[docname] = record_stamp(record)
             self.exec_metadata = {"mtime": record["executed"], "runtime": record["seconds"],
                                   "method": self.nb_config.execution_mode, "succeeded": True,
                                   "error": None, "traceback": None}
@@ -656,8 +667,39 @@ def _outdated(app: Sphinx, env, added, changed, removed) -> list[str]:
         notebooks.discard(docname)
         build.store.remove(docname)
     checker = Checker(build.requirements)
-    return sorted(d for d in notebooks - set(added) - set(changed)
-                  if d in env.found_docs and checker.stale(build.store.read(d)) is not None)
+    shown = _shown_records(env)
+    again = []
+    for docname in sorted(notebooks - set(added) - set(changed)):
+        if docname not in env.found_docs:
+            continue
+        record = build.store.read(docname)
+        # A stale record executes; a fresh one that is not the one the page was read from
+        # (another build, `make pdf` say, executed the page since) is shown.
+        if checker.stale(record) is not None or shown.get(docname) != record_stamp(record):
+            again.append(docname)
+    return again
+
+
+def _shown_records(env) -> dict[str, str]:
+    """docname -> stamp of the record each page was last read from."""
+    if not hasattr(env, "ffnbook_shown"):
+        env.ffnbook_shown = {}
+    return env.ffnbook_shown
+
+
+def _note_shown(app: Sphinx, doctree) -> None:
+    docname = app.env.docname
+    if docname in _SHOWN:
+        _shown_records(app.env)[docname] = _SHOWN.pop(docname)
+
+
+def _forget_shown(app: Sphinx, env, docname: str) -> None:
+    _shown_records(env).pop(docname, None)
+
+
+def _merge_shown(app: Sphinx, env, docnames, other) -> None:
+    theirs = _shown_records(other)
+    _shown_records(env).update({d: theirs[d] for d in docnames if d in theirs})
 
 
 def setup(app: Sphinx) -> dict:
@@ -671,6 +713,9 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", _start_build, priority=900)
     app.connect("env-get-outdated", _outdated)
     app.connect("env-before-read-docs", _execute_outdated_notebooks)
+    app.connect("doctree-read", _note_shown)
+    app.connect("env-purge-doc", _forget_shown)
+    app.connect("env-merge-info", _merge_shown)
     app.connect("env-updated", _join_executor)
     app.connect("build-finished", _join_executor)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,157 @@
+"""A build stopped at any point, or a record made by another build, never leaves a page stale.
+
+Each test uses the six-page book of ``test_execution_cache`` (a copy of the project,
+built with the real Makefile) and compares what the next build publishes with a clean
+build of the same sources.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_execution_cache import LEAF_OF, build, built, executed, project, shown  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.build
+
+IMPORTERS = {name for name, leaf in LEAF_OF.items() if leaf == "leaf_a"}
+
+#: A test-only extension: the build stops writing at page0 (once a test asks it to) and
+#: says so in a file, so that the test can stop the build in its write phase.
+PAUSE = '''
+import os
+import time
+from pathlib import Path
+
+
+def pause(app, pagename, templatename, context, doctree):
+    marker = os.environ.get("PAUSE_WRITING_AT")
+    if marker and pagename == "page0":
+        Path(marker).write_text(str(os.getpid()))
+        time.sleep(900)
+
+
+def setup(app):
+    app.connect("html-page-context", pause)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+'''
+
+
+def _pausable(project: Path) -> None:
+    (project / "docs" / "_ext" / "pause_writing.py").write_text(PAUSE)
+    conf = project / "conf.py"
+    conf.write_text(conf.read_text() + '\nextensions.append("pause_writing")\n')
+
+
+def _set_leaf(project: Path, value: int) -> None:
+    (project / "ffnbook" / "leaf_a.py").write_text(f'"""A leaf module for the cache tests."""\n\nVALUE = {value}\n')
+
+
+def _stopped_while_writing(project: Path, signum: int, tmp_path: Path) -> str:
+    """Run `make html`, and send ``signum`` to all its processes (as Ctrl-C does, or a CI
+    runner stopping a job) once Sphinx is writing page0. Returns the build's output."""
+    marker, log = tmp_path / "writing-page0", tmp_path / "stopped-build.log"
+    env = dict(os.environ, PYTHONPATH=str(project), PAUSE_WRITING_AT=str(marker))
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            ["make", "--no-print-directory", "html", f"PY={sys.executable}", "SETUP="],
+            cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 900
+            while not marker.exists():
+                assert proc.poll() is None, f"the build ended before writing page0:\n{log.read_text()[-4000:]}"
+                assert time.monotonic() < deadline, "the build never reached page0"
+                time.sleep(0.05)
+            os.killpg(proc.pid, signum)
+            proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    assert proc.returncode != 0
+    return log.read_text()
+
+
+def _differences(built_html: Path, clean_html: Path) -> list[str]:
+    """Files of the clean build that the other build lacks or holds with other bytes."""
+    found = []
+    for path in sorted(p for p in clean_html.rglob("*") if p.is_file()):
+        rel = path.relative_to(clean_html)
+        other = built_html / rel
+        if not other.is_file():
+            found.append(f"missing: {rel}")
+        elif not filecmp.cmp(path, other, shallow=False):
+            found.append(f"differs: {rel}")
+    return found
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
+def test_a_build_stopped_while_writing_is_finished_by_the_next_build(project, tmp_path, signum):
+    _pausable(project)
+    built(project)
+    _set_leaf(project, 2)
+    out = _stopped_while_writing(project, signum, tmp_path)
+    assert executed(out) == dict.fromkeys(IMPORTERS, "ffnbook/leaf_a.py changed"), out[-4000:]
+    # What the issue found: the new results are recorded, the page still shows the old ones.
+    assert shown(project, "page0") == "1"
+
+    out = built(project)
+    assert executed(out) == {}, out[-4000:]  # written from the records, not executed again
+    assert "did not finish writing" in out
+    assert {name: shown(project, name) for name in LEAF_OF} == {
+        name: "2" if name in IMPORTERS else "1" for name in LEAF_OF}
+    rc, clean = build(project, "_clean")
+    assert rc == 0, clean[-4000:]
+    assert _differences(project / "_build" / "html", project / "_clean" / "html") == []
+
+    out = built(project)  # and then the builds have nothing left to do
+    assert "did not finish writing" not in out and executed(out) == {}
+
+
+def test_a_build_stopped_while_executing_shows_the_results_it_recorded(project, tmp_path):
+    """Stopped once the first page has executed (its record written), before writing."""
+    built(project)
+    _set_leaf(project, 2)
+    log = tmp_path / "stopped-build.log"
+    env = dict(os.environ, PYTHONPATH=str(project))
+    records = project / "_build" / ".execution"
+    before = {name: (records / f"{name}.json").stat().st_mtime_ns for name in IMPORTERS}
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            ["make", "--no-print-directory", "html", f"PY={sys.executable}", "SETUP="],
+            cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 900
+        while not any((records / f"{n}.json").stat().st_mtime_ns != t for n, t in before.items()):
+            assert proc.poll() is None, log.read_text()[-4000:]
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    out = built(project)
+    assert {name: shown(project, name) for name in LEAF_OF} == {
+        name: "2" if name in IMPORTERS else "1" for name in LEAF_OF}, out[-4000:]
+
+
+def test_a_page_executed_by_another_build_of_the_same_folder_is_shown(project):
+    """`make pdf` (a one-page build with its own saved environment) shares the records:
+    a page it executed must not be taken as read by the next `make html`."""
+    built(project)
+    _set_leaf(project, 2)
+    single = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "singlehtml", "-d", "_build/doctrees-pdf", "-c", ".",
+         "-W", "--keep-going", "docs", "_build/singlehtml"],
+        cwd=project, env=dict(os.environ, PYTHONPATH=str(project)), capture_output=True, text=True, timeout=900)
+    assert single.returncode == 0, (single.stdout + single.stderr)[-4000:]
+    assert executed(single.stdout) == dict.fromkeys(IMPORTERS, "ffnbook/leaf_a.py changed")
+
+    out = built(project)
+    assert executed(out) == {}, out[-4000:]
+    assert {name: shown(project, name) for name in LEAF_OF} == {
+        name: "2" if name in IMPORTERS else "1" for name in LEAF_OF}
