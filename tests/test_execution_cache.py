@@ -167,14 +167,32 @@ def test_editing_a_leaf_module_or_a_data_file_executes_exactly_the_pages_that_us
 
 
 @pytest.mark.build
-def test_a_missing_or_unreadable_record_executes_its_page(project):
+def test_a_missing_damaged_altered_or_mismatched_record_is_discarded_and_its_page_executes(project):
     built(project)
     records = project / "_build" / ".execution"
     (records / "page1.json").unlink()
     (records / "page4.json").write_text('{"format": 1, "docname": "page4", "cells": [')  # cut short
-    out = built(project)
-    assert executed(out) == {"page1": "no usable record", "page4": "no usable record"}, out[-4000:]
-    assert shown(project, "page4") == "1"
+    # A number edited in a record: the page would publish it, were it not for the digest.
+    page3 = records / "page3.json"
+    page3.write_text(page3.read_text().replace('"text/plain": "1"', '"text/plain": "7"'))
+    # Valid JSON with a valid digest, but outputs for a page with one code cell fewer.
+    page5 = json.loads((records / "page5.json").read_text())
+    page5["cells"] = page5["cells"][1:]
+    RecordStore(records).write("page5", {k: v for k, v in page5.items() if k != "digest"})
+    # The record of another page.
+    shutil.copy(records / "page2.json", records / "page0.json")
+    rc, out = build(project)
+    assert rc == 0, out[-4000:]  # healed, under -W
+    assert executed(out) == dict.fromkeys(["page0", "page1", "page3", "page4", "page5"], "no usable record")
+    discarded = dict(re.findall(r"^ffnbook: discarded the execution record of (\S+) \((\S+)\): (.*)$",
+                                out, flags=re.M))
+    assert set(discarded) == {"page0", "page3", "page4", "page5"}, out[-4000:]
+    assert "its contents do not match their digest" in discarded["page3"]
+    assert "it is the record of 'page2'" in discarded["page0"]
+    assert "it is not a whole JSON record" in discarded["page4"]
+    assert "does not match the page" in discarded["page5"]
+    assert {name: shown(project, name) for name in LEAF_OF} == dict.fromkeys(LEAF_OF, "1")
+    assert executed(built(project)) == {}
 
 
 @pytest.mark.build
@@ -242,6 +260,43 @@ def test_many_processes_writing_and_reading_records_at_once_never_fail(tmp_path)
     assert not list(tmp_path.glob(".writing-*")), "a temporary file was left behind"
     for path in tmp_path.glob("*.json"):
         json.loads(path.read_text())
+
+
+def test_a_record_reads_back_as_written_and_any_change_to_it_discards_it(tmp_path):
+    told = []
+    store = RecordStore(tmp_path, discarded=lambda *args: told.append(args))
+    record = {"format": 2, "docname": "summary", "cells": [{"outputs": [{"text/plain": "2099712"}]}]}
+    store.write("summary", record)
+    assert {k: v for k, v in store.read("summary").items() if k != "digest"} == record
+    assert told == []
+
+    path = store.path("summary")
+    path.write_text(path.read_text().replace("2099712", "2099713"))
+    assert store.read("summary") is None
+    assert told == [("summary", path, "its contents do not match their digest")]
+    assert not path.exists()  # so the page executes and writes a whole new record
+    assert store.read("summary") is None and len(told) == 1  # discarded once, told once
+
+
+def test_a_record_that_does_not_fit_its_page_is_discarded(tmp_path):
+    told = []
+    build_ = Build(RecordStore(tmp_path, discarded=lambda *args: told.append(args)), tmp_path, [], [],
+                   tmp_path / "requirements.txt")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1"), nbformat.v4.new_code_cell("2")])
+    fits = {"format": 2, "docname": "p", "executed": 1.0, "seconds": 0.5, "metadata": {},
+            "cells": [{"execution_count": 1, "outputs": []},
+                      {"execution_count": 2, "outputs": [{"output_type": "stream", "name": "stdout",
+                                                          "text": "2"}]}]}
+    build_.store.write("p", fits)
+    assert build_.usable_record("p", notebook)["cells"] == fits["cells"]
+    for broken, why in [({"cells": fits["cells"][:1]}, "outputs for 1 code cells, the page has 2"),
+                        ({"cells": [fits["cells"][0], {"outputs": [{"text": "2"}]}]},
+                         "the outputs of code cell 1 are not notebook outputs"),
+                        ({"seconds": None}, "the execution's time")]:
+        build_.store.write("p", {**fits, **broken})
+        assert build_.usable_record("p", notebook) is None
+        assert told[-1][0] == "p" and why in told[-1][2] and "does not match the page" in told[-1][2]
+        assert not build_.store.path("p").exists()
 
 
 # --- what a kernel records, and forked kernels are fresh ones -------------------------------

@@ -34,11 +34,17 @@ How it works
 ------------
 * **Records.** ``<build>/.execution/<page>.json`` holds, per page: the hash of its code
   cells, the SHA-256 of every project file it used, the requirements and Python
-  version, and its outputs. A record is written whole to a temporary file and renamed
-  into place, and nothing is ever truncated or indexed in common, so parallel readers
-  and writers cannot corrupt or delete one another's records. This store serves
-  myst-nb's ``cache`` mode in place of jupyter-cache, whose ``truncate_caches`` could
-  delete a record another ``-j`` worker had just added.
+  version, its outputs, and a SHA-256 digest of all of that. A record is written whole
+  to a temporary file and renamed into place, and nothing is ever truncated or indexed
+  in common, so parallel readers and writers cannot corrupt or delete one another's
+  records. This store serves myst-nb's ``cache`` mode in place of jupyter-cache, whose
+  ``truncate_caches`` could delete a record another ``-j`` worker had just added.
+* **Verified records.** A record that is not whole JSON, names another page, does not
+  match its digest (edited by hand, damaged) or does not fit its page (outputs for
+  another number of code cells) is discarded when read, with one line in the log
+  naming the page, the file and the fault, and the page executes again: such a build
+  heals and succeeds, and never publishes the altered numbers. (A log line, not a Sphinx
+  warning, which would fail the ``-W`` build that healed.)
 * **Execution beside reading.** Once Sphinx knows which pages it will read, the main
   process decides which notebooks must execute and forks a child that runs them, as
   many at a time as ``-j`` allows (``ffnbook_execution_jobs``), longest first (by their
@@ -95,7 +101,7 @@ ROOT = DOCS.parent
 #: How pages are rendered, not what their code computes.
 RENDERING = (DOCS / "_ext", DOCS / "_static", DOCS / "_templates", DOCS / "glossary.yml")
 STORE = ".execution"
-RECORD_FORMAT = 1
+RECORD_FORMAT = 2  # 2: records carry a digest of their contents
 #: A file modified while the page that used it ran: never equal to a file's hash.
 MODIFIED_DURING_RUN = "modified while the page ran"
 
@@ -168,8 +174,10 @@ class Checker:
 
     def stale(self, record: dict | None, code: str | None = None) -> str | None:
         """Why ``record`` cannot stand for the page's execution now; None when it can."""
-        if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+        if not isinstance(record, dict):
             return "no usable record"
+        if record.get("format") != RECORD_FORMAT:
+            return "its record is of an older format"
         if code is not None and record.get("code") != code:
             return "its code changed"
         if record.get("untracked"):
@@ -214,24 +222,63 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-class RecordStore:
-    """One JSON file per page, replaced whole (write a temporary file, then rename)."""
+def record_digest(record: dict) -> str:
+    """SHA-256 of everything a record holds but its digest (JSON with sorted keys)."""
+    contents = {key: value for key, value in record.items() if key != "digest"}
+    return hashlib.sha256(json.dumps(contents, sort_keys=True).encode()).hexdigest()
 
-    def __init__(self, folder: Path) -> None:
+
+def _record_problem(text: str, docname: str) -> tuple[dict | None, str | None]:
+    """The record in ``text`` and why it cannot be used (None: it can)."""
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None, "it is not a whole JSON record"
+    if not isinstance(record, dict):
+        return None, "it is not a JSON object"
+    if record.get("docname") != docname:
+        return None, f"it is the record of {record.get('docname')!r}"
+    if record.get("format") == RECORD_FORMAT or "digest" in record:
+        if record.get("digest") != record_digest(record):
+            return None, "its contents do not match their digest"
+    return record, None
+
+
+class RecordStore:
+    """One JSON file per page, replaced whole (write a temporary file, then rename), with a
+    digest of its contents. A record that is unreadable as one, belongs to another page or
+    does not match its digest is discarded when read: the file is deleted (so the page
+    executes and writes a new one) and ``discarded(docname, path, why)`` is told."""
+
+    def __init__(self, folder: Path, discarded=None) -> None:
         self.folder = Path(folder)
+        self.discarded = discarded
 
     def path(self, docname: str) -> Path:
         return self.folder / (quote(docname, safe="") + ".json")
 
     def read(self, docname: str) -> dict | None:
+        path = self.path(docname)
         try:
-            record = json.loads(self.path(docname).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            text = path.read_text(encoding="utf-8")
+        except OSError:  # none yet, or not readable (then writing it fails loudly)
             return None
-        return record if isinstance(record, dict) and record.get("docname") == docname else None
+        except ValueError:
+            text = ""
+        record, problem = _record_problem(text, docname)
+        if problem is not None:
+            self.discard(docname, problem)
+        return record
+
+    def discard(self, docname: str, why: str) -> None:
+        """Throw a page's record away: the page executes again."""
+        path = self.path(docname)
+        path.unlink(missing_ok=True)
+        if self.discarded is not None:
+            self.discarded(docname, path, why)
 
     def write(self, docname: str, record: dict) -> None:
-        write_atomically(self.path(docname), json.dumps(record))
+        write_atomically(self.path(docname), json.dumps({**record, "digest": record_digest(record)}))
 
     def remove(self, docname: str) -> None:
         self.path(docname).unlink(missing_ok=True)
@@ -321,6 +368,15 @@ class Build:
             if ended:
                 return None  # the executor is gone without a result: the reader executes the page
 
+    def usable_record(self, docname: str, notebook) -> dict | None:
+        """The page's record if it can give this notebook its outputs; else it is discarded."""
+        record = self.store.read(docname)
+        problem = None if record is None else record_mismatch(notebook, record)
+        if problem is not None:
+            self.store.discard(docname, f"it does not match the page: {problem}")
+            return None
+        return record
+
     def docname(self, path: Path) -> str:
         return str(PurePosixPath(Path(path).resolve().relative_to(self.srcdir).with_suffix("").as_posix()))
 
@@ -374,11 +430,30 @@ def _outputs(outcome) -> dict:
     }
 
 
+OUTPUT_TYPES = {"stream", "display_data", "execute_result", "error"}
+
+
+def record_mismatch(notebook, record: dict) -> str | None:
+    """Why ``record`` cannot give ``notebook`` its outputs (None: it can)."""
+    cells = record.get("cells")
+    code_cells = sum(c.cell_type == "code" for c in notebook.cells)
+    if not isinstance(cells, list) or len(cells) != code_cells:
+        return f"it holds outputs for {len(cells) if isinstance(cells, list) else 'no'} code cells, " \
+               f"the page has {code_cells}"
+    for number, stored in enumerate(cells):
+        outputs = stored.get("outputs") if isinstance(stored, dict) else None
+        if not isinstance(outputs, list) or not all(
+                isinstance(o, dict) and o.get("output_type") in OUTPUT_TYPES for o in outputs):
+            return f"the outputs of code cell {number} are not notebook outputs"
+    if not isinstance(record.get("metadata"), dict) or not all(
+            isinstance(record.get(key), (int, float)) for key in ("executed", "seconds")):
+        return "it lacks the notebook's metadata or the execution's time"
+    return None
+
+
 def _outputs_into(notebook, record: dict) -> None:
     code_cells = [c for c in notebook.cells if c.cell_type == "code"]
-    if len(code_cells) != len(record["cells"]):
-        raise ValueError("record does not match the notebook's code cells")
-    for cell, stored in zip(code_cells, record["cells"]):
+    for cell, stored in zip(code_cells, record["cells"], strict=True):
         cell.execution_count = stored["execution_count"]
         cell.outputs = [nbformat.from_dict(output) for output in stored["outputs"]]
     for key, value in record["metadata"].items():
@@ -401,7 +476,7 @@ def _client_class():
             code = code_hash(self.notebook, self.nb_config)
             result = build.result(docname, code)
             if result is None:  # not executed in this build (or edited since it was)
-                record = build.store.read(docname)
+                record = build.usable_record(docname, self.notebook)
                 reason = Checker(build.requirements).stale(record, code)
                 if reason is None:
                     return self._show(docname, record)
@@ -535,7 +610,7 @@ def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
             continue
         notebooks.add(docname)
         notebook, nb_config, path = found
-        record = build.store.read(docname)
+        record = build.usable_record(docname, notebook)
         codes[docname], configs[docname] = code_hash(notebook, nb_config), nb_config
         reason = checker.stale(record, codes[docname])
         if reason is not None:
@@ -643,13 +718,20 @@ def _start_build(app: Sphinx) -> None:
         return
     build_folder = Path(app.outdir).parent.resolve()
     shutil.rmtree(build_folder / ".jupyter_cache", ignore_errors=True)  # the store this one replaced
-    store = RecordStore(build_folder / STORE)
+    store = RecordStore(build_folder / STORE, discarded=_report_discarded)
     store.folder.mkdir(parents=True, exist_ok=True)
     store.remove_leftovers()
     roots = sorted({str(Path(app.confdir).resolve()), str(Path(app.srcdir).resolve())})
     excluded = sorted({str(build_folder), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)})
     _BUILD = Build(store, Path(app.srcdir).resolve(), roots, excluded,
                    Path(app.confdir).resolve() / "requirements.txt")
+
+
+def _report_discarded(docname: str, path: Path, why: str) -> None:
+    # A log line, not a Sphinx warning: the build heals (the page executes again), and a
+    # warning would fail a -W build that publishes only correct pages.
+    logger.info("ffnbook: discarded the execution record of %s (%s): %s; the page executes again",
+                docname, _shown(str(path)), why)
 
 
 def _outdated(app: Sphinx, env, added, changed, removed) -> list[str]:
