@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -79,16 +80,18 @@ def _stopped_while_writing(project: Path, signum: int, tmp_path: Path) -> str:
 
 
 def _differences(built_html: Path, clean_html: Path) -> list[str]:
-    """Files of the clean build that the other build lacks or holds with other bytes."""
-    found = []
-    for path in sorted(p for p in clean_html.rglob("*") if p.is_file()):
-        rel = path.relative_to(clean_html)
-        other = built_html / rel
-        if not other.is_file():
-            found.append(f"missing: {rel}")
-        elif not filecmp.cmp(path, other, shallow=False):
-            found.append(f"differs: {rel}")
-    return found
+    """Files one build has and the other lacks, or holds with other bytes."""
+    def files(root: Path) -> set[Path]:
+        return {p.relative_to(root) for p in root.rglob("*") if p.is_file()}
+
+    built, clean = files(built_html), files(clean_html)
+    return ([f"missing: {rel}" for rel in sorted(clean - built)] + [f"extra: {rel}" for rel in sorted(built - clean)]
+            + [f"differs: {rel}" for rel in sorted(built & clean)
+               if not filecmp.cmp(built_html / rel, clean_html / rel, shallow=False)])
+
+
+def _kernel_folders() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("bookext-kernels-*"))
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
@@ -122,6 +125,7 @@ def test_a_build_stopped_while_executing_shows_the_results_it_recorded(project, 
     env = dict(os.environ, PYTHONPATH=str(project))
     records = project / "_build" / ".execution"
     before = {name: (records / f"{name}.json").stat().st_mtime_ns for name in IMPORTERS}
+    folders = _kernel_folders()
     with open(log, "w") as out:
         proc = subprocess.Popen(
             ["make", "--no-print-directory", "html", f"PY={sys.executable}", "SETUP="],
@@ -133,10 +137,27 @@ def test_a_build_stopped_while_executing_shows_the_results_it_recorded(project, 
             time.sleep(0.02)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+    killed = {f for f in _kernel_folders() - folders if f.name.split("-")[2].isdigit()}
 
     out = built(project)
     assert {name: shown(project, name) for name in LEAF_OF} == {
         name: "2" if name in IMPORTERS else "1" for name in LEAF_OF}, out[-4000:]
+    # The killed build's kernel template could not remove its folder; the next build did.
+    assert not any(f.exists() for f in killed)
+
+
+def test_two_builds_of_one_folder_at_once_execute_each_page_once(project, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(project))
+    command = ["make", "--no-print-directory", "html", f"PY={sys.executable}", "SETUP="]
+    logs = [tmp_path / "first.log", tmp_path / "second.log"]
+    procs = []
+    for log in logs:
+        with open(log, "w") as out:
+            procs.append(subprocess.Popen(command, cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT))
+    assert [p.wait(timeout=1800) for p in procs] == [0, 0], [log.read_text()[-3000:] for log in logs]
+    outs = [log.read_text() for log in logs]
+    assert sorted(len(executed(out)) for out in outs) == [0, len(LEAF_OF)], outs
+    assert sum("another build of" in out and "waiting for it to finish" in out for out in outs) == 1
 
 
 def test_a_page_executed_by_another_build_of_the_same_folder_is_shown(project):

@@ -9,7 +9,8 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.readertools` -- term tooltips by expertise level, self-checks, reading tools.
 * :mod:`bookext.downloads` -- the notebook a page's download menu offers.
 * :mod:`bookext.execution` -- when a page's code is executed again (the cache rules).
-* :mod:`bookext.unwritten` -- pages a stopped build read but did not write are written next time.
+* :mod:`bookext.incremental` -- an incremental or interrupted build publishes what a clean one would.
+* :mod:`bookext.buildlock` -- one build at a time in a build folder.
 * :mod:`bookext.staticsite` -- light, offline, accessible, findable pages, through hooks.
 * :mod:`bookext.figurealt` -- alt text of glued figures from the figure functions themselves.
 * :mod:`bookext.citations` -- author–year citations that never print the same text twice.
@@ -34,7 +35,8 @@ PARTS = (
     "bookext.glossary",
     "bookext.readertools",
     "bookext.execution",
-    "bookext.unwritten",
+    "bookext.incremental",
+    "bookext.buildlock",
     "bookext.staticsite",
     "bookext.figurealt",
     "bookext.downloads",

@@ -61,7 +61,7 @@ How it works
   build sharing the records executed it: ``make pdf``, or a build stopped after executing
   it); a hash over the build machinery is kept in Sphinx's environment, and when it
   changes every page is re-read (rendered again from its record). A page read but not
-  yet written when a build stopped is read again by the next one (:mod:`bookext.unwritten`).
+  yet written when a build stopped is read again by the next one (:mod:`bookext.incremental`).
 * **Failures.** Every failing page is reported with the failing cell's traceback as soon
   as it has run; reading the first one then stops the build (``nb_execution_raise_on_error``).
   A failed page leaves no record (only a note for this build's reader), so it executes again. The Makefile deletes the saved
@@ -93,6 +93,8 @@ import nbformat
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
+
+from .kernel_template import remove_abandoned_folders
 
 logger = logging.getLogger(__name__)
 
@@ -721,6 +723,7 @@ def _start_build(app: Sphinx) -> None:
     store = RecordStore(build_folder / STORE, discarded=_report_discarded)
     store.folder.mkdir(parents=True, exist_ok=True)
     store.remove_leftovers()
+    remove_abandoned_folders()  # of builds killed with their kernel template
     roots = sorted({str(Path(app.confdir).resolve()), str(Path(app.srcdir).resolve())})
     excluded = sorted({str(build_folder), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)})
     _BUILD = Build(store, Path(app.srcdir).resolve(), roots, excluded,

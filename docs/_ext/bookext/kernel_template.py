@@ -29,11 +29,14 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import traceback
 import types
+from pathlib import Path
 
 #: The name under which a kernel's probe is reachable: ``sys.modules[PROBE_MODULE]``.
 PROBE_MODULE = "bookext_probe"
@@ -189,7 +192,7 @@ def _reap() -> None:
             return
 
 
-def _alive(pid: int) -> bool:
+def process_exists(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -197,6 +200,25 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+#: The template's socket lives in ``<tmp>/bookext-kernels-<pid of the build process>-<random>``
+#: (short: socket paths are limited). The template removes the folder when it ends, the
+#: build process too; a folder whose build process is gone (both were killed) is removed
+#: when the next build starts.
+KERNELS_FOLDER = "bookext-kernels-"
+
+
+def remove_abandoned_folders(tmp: str | None = None) -> None:
+    """Remove the kernel folders of build processes that no longer exist."""
+    for folder in Path(tmp or tempfile.gettempdir()).glob(KERNELS_FOLDER + "*"):
+        owner, _, rest = folder.name[len(KERNELS_FOLDER):].partition("-")
+        try:
+            if folder.stat().st_uid == os.getuid() and owner.isdigit() and rest \
+                    and not process_exists(int(owner)):
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def _answer(conn: socket.socket, listener: socket.socket, base_env: dict) -> bool:
@@ -245,7 +267,7 @@ def serve(path: str, owner: int, modules: list[str]) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops Sphinx, whose exit stops this loop
     try:
-        while _alive(owner):
+        while process_exists(owner):
             _reap()
             ready, _, _ = select.select([listener], [], [], 0.5)
             if not ready:
@@ -256,10 +278,14 @@ def serve(path: str, owner: int, modules: list[str]) -> None:
                     break
     finally:
         listener.close()
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
+        # The socket and its folder: the build that made them may be gone (killed) and
+        # cannot remove them itself.
+        for remove in (os.unlink, os.rmdir):
+            try:
+                remove(path)
+            except OSError:
+                pass
+            path = os.path.dirname(path)
 
 
 def main(argv: list[str]) -> None:

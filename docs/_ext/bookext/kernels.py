@@ -45,7 +45,7 @@ from jupyter_client.provisioning import LocalProvisioner
 from nbclient import NotebookClient
 from traitlets import Type
 
-from .kernel_template import PROBE_MODULE
+from .kernel_template import KERNELS_FOLDER, PROBE_MODULE
 
 TEMPLATE = Path(__file__).with_name("kernel_template.py")
 #: How long the template may take to import its modules before kernels start the ordinary way.
@@ -57,7 +57,7 @@ class KernelPool:
     """One template process that has imported ``modules`` and forks a kernel per request."""
 
     def __init__(self, modules: list[str]) -> None:
-        self.folder = tempfile.mkdtemp(prefix="bookext-kernels-")  # short: socket paths are limited
+        self.folder = tempfile.mkdtemp(prefix=f"{KERNELS_FOLDER}{os.getpid()}-")
         self.address = os.path.join(self.folder, "template")
         self.unavailable: str | None = None
         self.process = subprocess.Popen(

@@ -23,10 +23,6 @@ changes no hook can make are in :mod:`bookext.postprocess`.
   "In this section you will learn" box, else its first paragraph); the build writes
   ``sitemap.xml`` and ``robots.txt`` from ``ffnbook_site_url`` and gives ``404.html``
   a ``<base>`` so its links work at any missing address.
-* **The same page from a clean or an incremental build**: Sphinx stamps a stylesheet's
-  link with ``?v=<checksum>`` only when the file is in the output already, and myst-nb
-  copies its stylesheet when the build finishes; a clean build linked it without the
-  stamp, every later build with it. It is copied before the pages are written (``write-started``).
 """
 
 from __future__ import annotations
@@ -160,13 +156,6 @@ def load_only_what_the_page_uses(app: Sphinx, pagename, templatename, context, d
             scripts[i] = type(js)(js.filename, priority=js.priority, **attributes, defer="defer")
 
 
-def copy_myst_nb_stylesheet_first(app: Sphinx, builder) -> None:
-    if builder.format == "html" and "myst_nb" in app.extensions:
-        from myst_nb.sphinx_ext import add_global_html_resources  # what myst-nb runs at build-finished
-
-        add_global_html_resources(app, None)
-
-
 # --- node overrides: accessible markup ----------------------------------------------------------
 
 
@@ -233,5 +222,4 @@ def setup(app: Sphinx) -> dict:
 
         app.add_node(HideCodeCellNode, override=True, html=(visit_hidden_cell, depart_hidden_cell))
     app.connect("build-finished", write_sitemap)
-    app.connect("write-started", copy_myst_nb_stylesheet_first)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
