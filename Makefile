@@ -85,12 +85,14 @@ audit: html $(NODE_STAMP)
 
 # Live preview for authors: the same build as `make html` (same folder, settings and
 # execution cache, so only what the cache rules require executes), redone on every
-# save in docs/ or ffnbook/, served on localhost; the open page reloads itself.
+# save in docs/ or ffnbook/, served on localhost; the open page reloads itself (its
+# content security policy allows sphinx-autobuild's reload script, by hash).
 LIVE_PORT ?= 8000
 live: $(SETUP)
 	$(PY) -m sphinx_autobuild --host 127.0.0.1 --port $(LIVE_PORT) --watch ffnbook \
 	  --ignore '*/jupyter_execute/*' --ignore '*/.ipynb_checkpoints/*' --ignore '*~' \
 	  --ignore '*.swp' --ignore '*/__pycache__/*' \
+	  -D ffnbook_live_reload_host=127.0.0.1:$(LIVE_PORT) \
 	  -d $(BUILDDIR)/doctrees $(SPHINXFLAGS) $(SOURCEDIR) $(BUILDDIR)/html
 
 # The whole chapter as one PDF, from the same executed pages: a one-page build

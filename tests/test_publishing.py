@@ -81,6 +81,33 @@ def test_every_page_restricts_loads_to_its_own_host(site):
         assert first_load is None or policy.start() < first_load.start(), path.name
 
 
+def test_no_inline_script_runs_unless_the_page_names_it_by_hash(site):
+    """The policy allows no 'unsafe-inline': every inline script and handler the page holds
+    is named by its SHA-256 (recomputed here), and nothing else."""
+    import base64
+    import hashlib
+
+    def sha(text: str) -> str:
+        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+    pages = sorted(site.glob("*.html")) + sorted(site.glob("api/*.html"))
+    handlers_seen = 0
+    for path in pages:
+        soup = soup_of(site, path.relative_to(site).with_suffix("").as_posix())
+        policy = html.unescape(re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)"',
+                                         path.read_text(encoding="utf-8")).group(1))
+        script_src = next(d.split() for d in policy.split(";") if d.split()[:1] == ["script-src"])
+        assert "'unsafe-inline'" not in policy.split("style-src")[0], path.name
+        inline = [s.string or "" for s in soup.find_all("script")
+                  if not s.get("src") and s.get("type") in (None, "text/javascript", "module")]
+        handlers = [v for tag in soup.find_all(True) for k, v in tag.attrs.items() if k.startswith("on")]
+        handlers_seen += len(handlers)
+        expected = {sha(text) for text in inline + handlers}
+        assert set(script_src[1:]) - {"'self'", "'unsafe-hashes'"} == expected, path.name
+        assert ("'unsafe-hashes'" in script_src) == bool(handlers), path.name
+    assert handlers_seen  # the theme's print and full-screen buttons
+
+
 # --- in a browser ------------------------------------------------------------------------
 
 # What a host's injection looks like (Read the Docs adds a script to every page it serves),
@@ -126,3 +153,45 @@ def test_the_404_pages_skip_link_stays_on_the_missing_address(browser, server, s
     url, same_page = page.url, page.evaluate("window.ffnNotReloaded === true")
     context.close()
     assert url == missing + "#main-content" and same_page
+
+
+VIOLATIONS = """window.ffnViolations = [];
+document.addEventListener('securitypolicyviolation',
+  e => window.ffnViolations.push(e.violatedDirective + ' ' + (e.sample || e.blockedURI)));"""
+
+
+def test_the_pages_own_inline_scripts_run_and_an_injected_one_does_not(browser, server):
+    context = browser.new_context()
+    context.add_init_script(VIOLATIONS)
+    page = context.new_page()
+
+    def inject(route):
+        response = route.fetch()
+        route.fulfill(response=response, body=response.text().replace(
+            "</body>", "<script>window.ffnInjected = true;</script></body>"))
+
+    page.route("**/compute.html", inject)
+    found = {}
+    for name in ("index.html", "compute.html", "search.html", "404.html", "api/moe.html"):
+        page.goto(server + name)
+        page.wait_for_load_state("load")
+        found[name] = {
+            # The theme's inline scripts ran: the colour mode is set before the page is drawn,
+            # and the page knows its name.
+            "mode": page.evaluate("document.documentElement.dataset.mode"),
+            "pagename": page.evaluate("DOCUMENTATION_OPTIONS.pagename"),
+            "injected": page.evaluate("window.ffnInjected === true"),
+            "violations": page.evaluate("window.ffnViolations"),
+        }
+    # The theme's full-screen button: an inline handler the policy names.
+    page.goto(server + "index.html")
+    page.locator("button.btn-fullscreen-button").first.dispatch_event("click")
+    page.wait_for_timeout(200)
+    after_click = page.evaluate("window.ffnViolations")
+    context.close()
+    assert {n: f["mode"] for n, f in found.items()} == dict.fromkeys(found, "auto")
+    assert found["compute.html"]["pagename"] == "compute" and found["api/moe.html"]["pagename"] == "api/moe"
+    assert not found["compute.html"]["injected"]
+    assert [v.split()[0] for v in found["compute.html"]["violations"]] == ["script-src-elem"]
+    assert all(not f["violations"] for n, f in found.items() if n != "compute.html"), found
+    assert after_click == []

@@ -18,6 +18,9 @@ options. What is left has no hook:
   choose icons. Rules of icons no page uses are dropped and the fonts are subset
   to the glyphs the stylesheet still names (the admonition icons, drawn with
   ``content:``).
+* **The content security policy's script hashes** (:func:`bookext.publishing.with_script_hashes`):
+  the policy names each inline script and handler of the finished page by hash, and only
+  the finished page has them all (the theme's templates write several).
 * **Launch-menu logos loaded lazily.** The Binder and Colab logos of the (closed)
   launch menu are ``<img>`` elements written by the book theme's button macro,
   which takes no attributes; ``loading="lazy"`` fetches them when the menu opens.
@@ -38,6 +41,8 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.errors import SphinxError
+
+from bookext.publishing import live_reload_script, with_script_hashes
 
 
 class ThemeMarkupChanged(SphinxError):
@@ -228,6 +233,8 @@ def finish(app: Sphinx, exception) -> None:
         return
     out = Path(app.outdir)
     edits = page_edits(fontawesome_icons(out / "_static" / "scripts" / "fontawesome.js"))
+    policy = "bookext.publishing" in app.extensions  # which writes the pages' policy
+    live_reload = live_reload_script(app) if policy else ()
     used: set[str] = set()
     problems: list[str] = []
     for page in sorted(out.rglob("*.html")):
@@ -236,6 +243,9 @@ def finish(app: Sphinx, exception) -> None:
         original = page.read_text(encoding="utf-8")
         text, left = edit_page(original, page.relative_to(out).as_posix(), edits)
         problems += left
+        if policy:
+            text, left = with_script_hashes(text, page.relative_to(out).as_posix(), live_reload)
+            problems += left
         used.update(SVG_ICON.findall(text))
         if text != original:
             page.write_text(text, encoding="utf-8")
