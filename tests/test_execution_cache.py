@@ -66,6 +66,10 @@ The table has {{glue:text}}`rows_{name}` rows.
 
 @pytest.fixture
 def project(tmp_path) -> Path:
+    return make_project(tmp_path)
+
+
+def make_project(tmp_path: Path) -> Path:
     """A copy of the project with a six-page book in docs/ and two leaf modules in ffnbook/."""
     copy = tmp_path / "project"
     copy.mkdir()
@@ -89,8 +93,18 @@ def project(tmp_path) -> Path:
     return copy
 
 
+def build_env(project: Path) -> dict:
+    """The environment of a build of the copy: its ffnbook first, and the commit the reader
+    notebooks pin (the copy is no git checkout)."""
+    return dict(os.environ, PYTHONPATH=str(project), FFNBOOK_PACKAGE_REF=PINNED)
+
+
+#: A stand-in commit for the copies' reader notebooks.
+PINNED = "0123456789abcdef0123456789abcdef01234567"
+
+
 def build(project: Path, build_dir: str = "_build") -> tuple[int, str]:
-    env = dict(os.environ, PYTHONPATH=str(project))
+    env = build_env(project)
     result = subprocess.run(
         ["make", "--no-print-directory", "html", f"PY={sys.executable}", "SETUP=",
          f"BUILDDIR={build_dir}"],

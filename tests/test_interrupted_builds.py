@@ -17,11 +17,17 @@ import time
 from pathlib import Path
 
 import pytest
-from test_execution_cache import LEAF_OF, build, built, executed, project, shown  # noqa: F401 (a fixture)
+from test_execution_cache import LEAF_OF, build, build_env, built, executed, make_project, shown
 
 pytestmark = pytest.mark.build
 
 IMPORTERS = {name for name, leaf in LEAF_OF.items() if leaf == "leaf_a"}
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    """The six-page book of test_execution_cache, in a copy of the project."""
+    return make_project(tmp_path)
 
 #: A test-only extension: the build stops writing at page0 (once a test asks it to) and
 #: says so in a file, so that the test can stop the build in its write phase.
@@ -58,7 +64,7 @@ def _stopped_while_writing(project: Path, signum: int, tmp_path: Path) -> str:
     """Run `make html`, and send ``signum`` to all its processes (as Ctrl-C does, or a CI
     runner stopping a job) once Sphinx is writing page0. Returns the build's output."""
     marker, log = tmp_path / "writing-page0", tmp_path / "stopped-build.log"
-    env = dict(os.environ, PYTHONPATH=str(project), PAUSE_WRITING_AT=str(marker))
+    env = dict(build_env(project), PAUSE_WRITING_AT=str(marker))
     with open(log, "w") as out:
         proc = subprocess.Popen(
             ["make", "--no-print-directory", "html", f"PY={sys.executable}", "SETUP="],
@@ -122,7 +128,7 @@ def test_a_build_stopped_while_executing_shows_the_results_it_recorded(project, 
     built(project)
     _set_leaf(project, 2)
     log = tmp_path / "stopped-build.log"
-    env = dict(os.environ, PYTHONPATH=str(project))
+    env = build_env(project)
     records = project / "_build" / ".execution"
     before = {name: (records / f"{name}.json").stat().st_mtime_ns for name in IMPORTERS}
     folders = _kernel_folders()
@@ -147,7 +153,7 @@ def test_a_build_stopped_while_executing_shows_the_results_it_recorded(project, 
 
 
 def test_two_builds_of_one_folder_at_once_execute_each_page_once(project, tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(project))
+    env = build_env(project)
     command = ["make", "--no-print-directory", "html", f"PY={sys.executable}", "SETUP="]
     logs = [tmp_path / "first.log", tmp_path / "second.log"]
     procs = []
@@ -168,7 +174,7 @@ def test_a_page_executed_by_another_build_of_the_same_folder_is_shown(project):
     single = subprocess.run(
         [sys.executable, "-m", "sphinx", "-b", "singlehtml", "-d", "_build/doctrees-pdf", "-c", ".",
          "-W", "--keep-going", "docs", "_build/singlehtml"],
-        cwd=project, env=dict(os.environ, PYTHONPATH=str(project)), capture_output=True, text=True, timeout=900)
+        cwd=project, env=build_env(project), capture_output=True, text=True, timeout=900)
     assert single.returncode == 0, (single.stdout + single.stderr)[-4000:]
     assert executed(single.stdout) == dict.fromkeys(IMPORTERS, "ffnbook/leaf_a.py changed")
 

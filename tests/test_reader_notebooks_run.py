@@ -183,10 +183,45 @@ def test_launch_buttons_open_notebooks_the_published_branch_holds(site):
             branches.add(match.group(2))
             assert (site / "notebooks" / match.group(3)).is_file(), f"{page}: {match.group(0)}"
             assert match.group(3) == f"{page}.ipynb"
-    [branch] = branches
-    # The Pages workflow publishes exactly that folder to exactly that branch.
-    assert "_build/html/notebooks" in workflow and f"NOTEBOOKS_BRANCH: {branch}" in workflow
+    # The notebooks as built from this very commit: the tag the Pages workflow pushes for it.
+    assert branches == {f"notebooks-{built_commit()}"}
+    assert "_build/html/notebooks" in workflow and "NOTEBOOKS_BRANCH: notebooks" in workflow
+    assert '"HEAD:refs/tags/$NOTEBOOKS_BRANCH-$GITHUB_SHA"' in workflow
     assert (site / "notebooks" / "binder" / "requirements.txt").is_file()
+
+
+def built_commit() -> str:
+    """The commit of the checkout the site was built from, asked of git here."""
+    return run("git", "-C", ROOT, "rev-parse", "HEAD").stdout.strip()
+
+
+def test_every_notebook_installs_the_commit_the_site_was_built_from(site):
+    commit = built_commit()
+    spec = re.compile(r"ffnbook @ git\+https://github\.com/[^/@\s]+/[^/@\s]+@([0-9a-f]+)")
+    notebooks = downloaded_notebooks(site)
+    assert notebooks
+    for page, notebook in notebooks.items():
+        setup = next(c for c in notebook["cells"] if c["cell_type"] == "code")["source"]
+        assert spec.findall(setup) == [commit], page
+        assert f'BUILT_FROM = "{commit}"' in setup, page
+        assert notebook["metadata"]["ffnbook"]["commit"] == commit, page
+    binder = (site / "notebooks" / "binder" / "requirements.txt").read_text()
+    assert spec.findall(binder) == [commit]
+
+
+def test_the_landing_page_offers_every_notebook_once_in_one_archive(site):
+    links = {name: [a["href"] for a in soup_of(site, name).select("a.ffn-notebooks-archive")]
+             for name in [p.stem for p in site.glob("*.html")]}
+    assert {n: h for n, h in links.items() if h} == {"index": ["ffnbook-notebooks.zip"]}
+    with zipfile.ZipFile(site / "ffnbook-notebooks.zip") as archive:
+        names = set(archive.namelist())
+        published = {p.relative_to(site / "notebooks").as_posix() for p in (site / "notebooks").rglob("*.ipynb")}
+        assert names == {f"ffnbook-notebooks/{n}" for n in published} | {
+            "ffnbook-notebooks/requirements.txt", "ffnbook-notebooks/README.md"}
+        for name in published:
+            assert archive.read(f"ffnbook-notebooks/{name}") == (site / "notebooks" / name).read_bytes()
+        assert archive.read("ffnbook-notebooks/requirements.txt") == (
+            site / "notebooks" / "binder" / "requirements.txt").read_bytes()
 
 
 def test_binder_environment_resolves_in_a_fresh_venv(site, wheel, tmp_path):

@@ -8,8 +8,9 @@ has: the page's MyST source, its executed notebook (code and outputs) and its
 glue data (``<build>/jupyter_execute/<page>.glue.json``):
 
 * a **setup cell** first, which installs ``ffnbook`` (from the published
-  repository) and, if the page needs it, the CPU build of PyTorch, each only
-  where it is missing; where everything is installed it does nothing;
+  repository, at the commit the site was built from) and, if the page needs it,
+  the CPU build of PyTorch, each only where it is missing; where everything is
+  installed it installs nothing (:mod:`bookext.notebook_setup`);
 * **code cells** without the plumbing: no ``myst_nb`` import and no glue call;
   a hidden (``remove-cell``) cell is kept only if a later cell uses a name it
   defines or it does something besides defining names; a glued figure is
@@ -23,9 +24,9 @@ glue data (``<build>/jupyter_execute/<page>.glue.json``):
 
 The same folder gets a Binder environment of its own (``binder/``: Python,
 the package, CPU torch; no test tools). It is what the Pages workflow
-publishes to the ``ffnbook_notebooks_branch`` branch, and the launch buttons
-(Colab, Binder) point at these notebooks; the download menu offers the same file
-(:mod:`bookext.downloads`).
+publishes (the ``notebooks`` branch, and a tag per built commit), and the launch
+buttons (Colab, Binder) point at these notebooks; the download menu offers the same
+file (:mod:`bookext.downloads`); :mod:`bookext.notebook_setup` pins all of it.
 A role or directive the converter does not know, or plumbing it cannot
 remove, is a build warning that names the page (so ``make html`` fails).
 """
@@ -38,7 +39,6 @@ import importlib
 import importlib.util
 import inspect
 import json
-import os
 import posixpath
 import re
 import textwrap
@@ -50,14 +50,10 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from bookext.myst_markdown import CodeCell, Converter, Resolver, details, md_escape
+from bookext.notebook_setup import NOTEBOOKS, launch_urls, notebook_metadata, setup_cell
 
 logger = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parents[3]
-NOTEBOOKS = "notebooks"  # folder of the html output, and root of the published branch
-#: The one PyTorch the book is tested with, and where its CPU build is downloaded from.
-TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
-RUNTIME_PACKAGES = ("numpy", "scipy", "matplotlib")  # pinned in the Binder file as tested
 
 # --- code cells -------------------------------------------------------------------------------
 
@@ -391,90 +387,6 @@ def _resolve(node: ast.AST, scope: dict):
         except AttributeError:
             return None
     return value
-
-
-# --- the setup cell and the Binder environment -------------------------------------------------
-
-
-def package_spec(app: Sphinx) -> str:
-    """``ffnbook @ git+https://github.com/<org>/<repo>@<ref>``: what a reader's pip installs."""
-    return f"ffnbook @ git+{_repository_url(app)}@{app.config.ffnbook_package_ref}"
-
-
-def torch_pin() -> str:
-    """The tested ``torch==X`` line of requirements.txt."""
-    pins = _pins()
-    if "torch" not in pins:
-        raise ValueError("requirements.txt pins no torch")
-    return f"torch=={pins['torch']}"
-
-
-def _pins() -> dict[str, str]:
-    pins = {}
-    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
-        m = re.match(r"^([A-Za-z0-9_.-]+)==([^\s;#]+)", line)
-        if m:
-            pins[m.group(1).lower().replace("_", "-")] = m.group(2)
-    return pins
-
-
-def setup_cell_source(spec: str, torch: str | None) -> str:
-    """The first code cell: install what is missing, nothing else."""
-    lines = [
-        "# Setup: installs what this notebook needs where it is missing (Colab, a fresh",
-        "# Jupyter). Where everything is installed (Binder, a local install) it does nothing.",
-        "import importlib.util",
-        "import subprocess",
-        "import sys",
-        "",
-        'if importlib.util.find_spec("ffnbook") is None:',
-        f'    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "{spec}"])',
-    ]
-    if torch:
-        lines += [
-            'if importlib.util.find_spec("torch") is None:  # the CPU build, not multi-GB CUDA',
-            f'    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "{torch}",',
-            f'                           "--index-url", "{TORCH_INDEX}"])',
-        ]
-    return "\n".join(lines)
-
-
-def binder_requirements(app: Sphinx) -> str:
-    """Binder's requirements.txt: the package, its runtime libraries as tested, CPU torch."""
-    pins = _pins()
-    lines = [
-        "# The environment Binder builds for these notebooks (written by the book's build):",
-        "# the ffnbook package, the libraries it runs on at the tested versions, and the CPU",
-        "# build of PyTorch. No test or documentation tools.",
-        f"--extra-index-url {TORCH_INDEX}",
-        package_spec(app),
-        *(f"{name}=={pins[name]}" for name in RUNTIME_PACKAGES if name in pins),
-        f"{torch_pin()}+cpu",
-        f"ipykernel=={pins['ipykernel']}" if "ipykernel" in pins else "ipykernel",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _repository_url(app: Sphinx) -> str:
-    url = app.config.html_theme_options.get("repository_url", "")
-    if not url.startswith("https://github.com/"):
-        raise ValueError(f"launch buttons need a GitHub repository_url, got {url!r}")
-    return url.rstrip("/")
-
-
-def launch_urls(app: Sphinx, pagename: str) -> dict[str, str]:
-    """Colab and Binder addresses that open this page's reader notebook on the notebooks branch."""
-    repo = _repository_url(app).removeprefix("https://github.com/")
-    options = app.config.html_theme_options.get("launch_buttons", {})
-    branch = app.config.ffnbook_notebooks_branch
-    path = f"{pagename}.ipynb"
-    ui = {"classic": "tree", "jupyterlab": "lab/tree"}[options.get("notebook_interface", "classic")]
-    urls = {}
-    if options.get("binderhub_url"):
-        urls["Binder"] = f"{options['binderhub_url'].rstrip('/')}/v2/gh/{repo}/{branch}?urlpath={ui}/{path}"
-    if options.get("colab_url"):
-        urls["Colab"] = f"{options['colab_url'].rstrip('/')}/github/{repo}/blob/{branch}/{path}"
-    return urls
 
 
 # --- Markdown: what the site resolves -----------------------------------------------------------
@@ -832,7 +744,7 @@ def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, execute
             f"*This notebook is the runnable version of [{md_escape(app.env.titles[pagename].astext())}]"
             f"({resolver.url(pagename)}) in {md_escape(app.config.html_title)}. "
             "Run the setup cell first: it installs what is missing.*")},
-        _code_cell(setup_cell_source(package_spec(app), torch_pin() if torch else None), [], {}),
+        _code_cell(setup_cell(app, torch), [], {}),
     ]
     for i, cell in enumerate(cells):
         if cell["cell_type"] == "markdown":
@@ -854,7 +766,7 @@ def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, execute
         "metadata": {
             "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
             "language_info": {"name": "python"},
-            "ffnbook": {"page": pagename, "needs_torch": torch},
+            "ffnbook": {"page": pagename, "needs_torch": torch, **notebook_metadata(app)},
         },
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -939,34 +851,9 @@ def _point_launch_buttons(app: Sphinx, pagename: str, context: dict) -> None:
             button["url"] = urls[button["text"]]
 
 
-def write_binder_environment(app: Sphinx, exception) -> None:
-    """The published notebooks' own environment (binder/) and a README for their branch."""
-    if exception is not None or app.builder.format != "html":
-        return
-    folder = Path(app.outdir) / NOTEBOOKS
-    (folder / "binder").mkdir(parents=True, exist_ok=True)
-    (folder / "binder" / "requirements.txt").write_text(binder_requirements(app), encoding="utf-8")
-    python = app.config.ffnbook_binder_python
-    (folder / "binder" / "runtime.txt").write_text(f"python-{python}\n", encoding="utf-8")
-    (folder / "README.md").write_text(
-        f"# Notebooks of {app.config.html_title}\n\n"
-        f"One runnable notebook per page of {app.config.ffnbook_site_url}, written by the book's\n"
-        f"build from {_repository_url(app)} (do not edit here: this branch is replaced on\n"
-        "every build). Open one on Binder or Colab from the page's launch button, or run it\n"
-        "anywhere: its first cell installs what is missing.\n",
-        encoding="utf-8")
-
-
-def _default_ref() -> str:
-    return os.environ.get("FFNBOOK_PACKAGE_REF") or os.environ.get("GITHUB_SHA") or "main"
-
-
 def setup(app: Sphinx) -> dict:
-    app.add_config_value("ffnbook_notebooks_branch", "notebooks", "html", types=[str])
-    # The git ref readers install ffnbook from: the commit the site was built from, in CI.
-    app.add_config_value("ffnbook_package_ref", _default_ref(), "html", types=[str])
-    app.add_config_value("ffnbook_binder_python", "3.11", "html", types=[str])
+    # What the notebooks install and where they open (the commit, the setup cell, Binder).
+    app.setup_extension("bookext.notebook_setup")
     # After the theme's launch and download buttons (priority 501) exist.
     app.connect("html-page-context", write_reader_notebook, priority=600)
-    app.connect("build-finished", write_binder_environment)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
