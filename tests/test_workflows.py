@@ -107,3 +107,20 @@ def test_hosted_builds_install_torch_from_the_cpu_index_and_local_installs_do_no
         assert ".ci/hosting-constraints.txt" in text and CPU_INDEX in text, config.name
     for local in ("requirements.txt", "Makefile", "pyproject.toml"):
         assert CPU_INDEX not in (ROOT / local).read_text(), local
+
+
+def test_dependabot_proposes_updates_of_every_pin_weekly_and_ci_tests_them():
+    """Every file that pins a dependency is watched; the pull requests run ci.yml (make test)."""
+    config = yaml.safe_load((GITHUB / "dependabot.yml").read_text(encoding="utf-8"))
+    watched = set()
+    for update in config["updates"]:
+        assert update["schedule"]["interval"] == "weekly", update
+        for folder in update.get("directories", [update.get("directory")]):
+            watched.add((update["package-ecosystem"], folder.rstrip("/") or "/"))
+    pins = {("pip", "/")} | {("npm", "/" if p.parent == ROOT else f"/{p.parent.relative_to(ROOT)}")
+                             for p in ROOT.glob("**/package.json")
+                             if "node_modules" not in p.parts and ".venv" not in p.parts}
+    pins |= {("github-actions", "/")} | {("github-actions", f"/{a.parent.relative_to(ROOT)}")
+                                         for a in (GITHUB / "actions").glob("*/action.yml")}
+    assert pins <= watched, pins - watched
+    assert "pull_request" in load(CI)["on"]

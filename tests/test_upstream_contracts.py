@@ -1,0 +1,207 @@
+"""Contracts with upstream: what the book's Sphinx extension (docs/_ext/bookext) relies on in
+other projects beyond their documented API, one test per dependency, in ``make check``.
+
+A version bump that breaks one fails here in seconds and names the contract, instead of
+failing (or, worse, silently changing) a full build. Each test says which part of bookext
+relies on it; when a test fails, follow that part to the new upstream code.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+
+def _parameters(function) -> list[str]:
+    return list(inspect.signature(function).parameters)
+
+
+# --- myst-nb ---------------------------------------------------------------------------------
+
+
+def test_myst_nb_looks_up_its_cache_mode_client_by_name_on_each_call():
+    """bookext.execution replaces ``NotebookClientCache`` in myst_nb.core.execute with its own
+    client (the records), which works because ``create_client`` reads the module's name."""
+    import myst_nb.core.execute as execute
+
+    assert callable(execute.create_client)
+    assert "NotebookClientCache" in inspect.getsource(execute.create_client)
+    assert issubclass(execute.NotebookClientCache, execute.base.NotebookClientBase)
+
+
+def test_myst_nbs_client_base_has_what_the_recorded_client_uses():
+    """bookext.execution.RecordedNotebookClient: start_client, and the attributes it reads and sets."""
+    from myst_nb.core.execute.base import ExecutionError, NotebookClientBase
+
+    assert issubclass(ExecutionError, Exception)
+    assert "start_client" in vars(NotebookClientBase)
+    for name in ("notebook", "path", "nb_config", "logger", "exec_metadata"):
+        assert isinstance(getattr(NotebookClientBase, name, None), property) or name in inspect.getsource(
+            NotebookClientBase.__init__), name
+
+
+def test_myst_nbs_reader_and_config_as_the_execution_plan_uses_them():
+    """bookext.execution._notebook_of reads a page as myst-nb's parser does, before reading."""
+    from myst_nb.core.config import NbParserConfig
+    from myst_nb.core.nb_to_tokens import nb_node_to_dict
+    from myst_nb.core.read import create_nb_reader
+
+    assert _parameters(create_nb_reader)[:4] == ["path", "md_config", "nb_config", "content"]
+    assert callable(nb_node_to_dict)
+    fields = set(NbParserConfig.__dataclass_fields__)
+    assert {"kernel_rgx_aliases", "metadata_key", "execution_mode", "execution_excludepatterns",
+            "execution_timeout", "execution_allow_errors", "execution_in_temp",
+            "execution_raise_on_error", "execution_show_tb"} <= fields
+    assert callable(NbParserConfig.copy)
+
+
+def test_myst_nb_copies_its_stylesheet_with_one_function():
+    """bookext.incremental runs it before the pages are written (myst-nb runs it at build-finished)."""
+    from myst_nb.sphinx_ext import add_global_html_resources
+
+    assert _parameters(add_global_html_resources) == ["app", "exception"]
+
+
+def test_myst_nbs_hidden_cell_node_carries_its_prompts():
+    """bookext.staticsite renders myst-nb's folded cells itself (accessible summary)."""
+    from myst_nb.sphinx_ import HideCodeCellNode
+
+    assert "prompt_show" in inspect.getsource(HideCodeCellNode) or "prompt_show" in inspect.getsource(
+        __import__("myst_nb.sphinx_", fromlist=["x"]))
+
+
+def test_myst_nbs_glue_pieces_the_book_reuses():
+    """bookext.figurealt (glue figures' alt text) and bookext.reader_notebooks (glued text)."""
+    from myst_nb.core.variables import format_plain_text
+    from myst_nb.ext.glue.directives import PasteFigureDirective
+    from myst_nb.ext.glue.utils import RetrievalError, retrieve_glue_data
+
+    assert format_plain_text("1234.5", ",.1f") == "1,234.5"
+    assert callable(PasteFigureDirective.run) and issubclass(RetrievalError, Exception)
+    assert _parameters(retrieve_glue_data)[:2] == ["document", "key"]
+
+
+# --- jupyter_client ----------------------------------------------------------------------------
+
+
+def test_jupyter_clients_private_hooks_the_kernel_pool_overrides():
+    """bookext.kernels.manager_class overrides two private coroutines of AsyncKernelManager, and
+    PromptlyReadyClient calls two private methods of the client."""
+    from jupyter_client.asynchronous import AsyncKernelClient
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_client.provisioning import LocalProvisioner
+
+    assert _parameters(AsyncKernelManager._async_finish_shutdown) == [
+        "self", "waittime", "pollinterval", "restart"]
+    assert inspect.iscoroutinefunction(AsyncKernelManager._async_pre_start_kernel)
+    assert "self.provisioner" in inspect.getsource(AsyncKernelManager._async_pre_start_kernel)
+    assert inspect.iscoroutinefunction(AsyncKernelClient._async_is_alive)
+    assert callable(AsyncKernelClient._handle_kernel_info_reply)
+    assert inspect.iscoroutinefunction(LocalProvisioner.launch_kernel)
+    for name in ("pid", "pgid", "process", "connection_info"):
+        assert name in inspect.getsource(LocalProvisioner), name
+
+
+# --- Sphinx ------------------------------------------------------------------------------------
+
+
+def test_sphinxs_search_indexer_keeps_index_entries_where_the_book_restores_them():
+    """bookext.incremental restores each page's index entries (sphinx-doc/sphinx#12599)."""
+    from sphinx.search import IndexBuilder
+    from sphinx.util.index_entries import split_index_msg
+
+    source = inspect.getsource(IndexBuilder)
+    for name in ("self._index_entries", "self._titles", "self._mapping", "self._title_mapping",
+                 "env._search_index_index_entries"):
+        assert name in source, name
+    assert split_index_msg("single", "a; b") == ["a", "b"]
+    # The bug the workaround is for: loading a saved index does not bring the entries back.
+    # When this fails, Sphinx fixed it: remove the index-entry part of bookext.incremental.
+    assert "indexentries" not in inspect.getsource(IndexBuilder.load)
+
+
+def test_sphinx_saves_the_environment_before_writing_and_says_what_it_writes_next_time_by_source_date():
+    """Why bookext.incremental journals the pages a build reads."""
+    from sphinx.builders import Builder
+    from sphinx.builders.html import StandaloneHTMLBuilder
+
+    build = inspect.getsource(Builder.build)
+    assert build.index("pickle.dump(self.env") < build.index("self.write(")
+    assert "doc2path(docname)" in inspect.getsource(StandaloneHTMLBuilder.get_outdated_docs)
+
+
+def test_sphinxs_events_the_book_connects_to_exist():
+    from sphinx.builders import html
+    from sphinx.events import core_events
+
+    for name in ("config-inited", "builder-inited", "env-get-outdated", "env-before-read-docs",
+                 "env-purge-doc", "env-merge-info", "doctree-read", "env-updated", "write-started",
+                 "build-finished"):
+        assert name in core_events, name
+    for name in ("html-page-context", "html-collect-pages"):  # the HTML builder's own
+        assert f"app.add_event('{name}')" in inspect.getsource(html.setup), name
+
+
+def test_sphinxs_literalinclude_reader_and_math_numbering():
+    """bookext.reader_notebooks (literalinclude in notebooks) and bookext.mathml (equation numbers)."""
+    from sphinx.directives.code import LiteralIncludeReader
+    from sphinx.util.math import get_node_equation_number
+
+    assert _parameters(LiteralIncludeReader)[:3] == ["filename", "options", "config"]
+    assert callable(LiteralIncludeReader.read) and callable(get_node_equation_number)
+
+
+# --- sphinxcontrib-bibtex and pybtex ---------------------------------------------------------------
+
+
+def test_bibtex_reference_style_pieces_the_book_uses():
+    """bookext.citations (author-year in round brackets) and reader_notebooks (citations as text)."""
+    from pybtex.backends.markdown import Backend
+    from sphinxcontrib.bibtex.domain import SphinxReferenceInfo
+    from sphinxcontrib.bibtex.plugin import register_plugin
+    from sphinxcontrib.bibtex.style.referencing import BracketStyle, format_references
+    from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
+
+    assert {"builder", "fromdocname", "todocname", "citation_id", "title", "pre_text", "post_text"} <= set(
+        SphinxReferenceInfo._fields)
+    assert _parameters(format_references)[:3] == ["style", "role_name", "references"]
+    assert callable(register_plugin) and callable(Backend.format_str)
+    assert "bracket_parenthetical" in AuthorYearReferenceStyle.__dataclass_fields__
+    assert {"left", "right"} <= set(BracketStyle.__dataclass_fields__)
+
+
+# --- the themes ----------------------------------------------------------------------------------
+
+
+def test_the_book_themes_javascript_buttons_are_the_only_inline_handlers():
+    """bookext.publishing names each inline handler by hash; these are the theme's."""
+    from pathlib import Path
+
+    import sphinx_book_theme
+
+    theme = Path(sphinx_book_theme.__file__).parent
+    buttons = (theme / "theme" / "sphinx_book_theme" / "macros" / "buttons.html").read_text()
+    assert 'onclick="{{ javascript }}"' in buttons
+    headers = (theme / "header_buttons" / "__init__.py").read_text()
+    assert '"javascript": "window.print()"' in headers and '"javascript": "toggleFullScreen()"' in headers
+
+
+def test_sphinx_autobuild_injects_one_inline_reload_script():
+    """bookext.publishing.live_reload_script hashes it for `make live`."""
+    from sphinx_autobuild.middleware import web_socket_script
+
+    assert web_socket_script("h:1").count("<script>") == 1
+
+
+@pytest.mark.parametrize("module", ["pydata_sphinx_theme", "sphinx_book_theme"])
+def test_the_theme_ships_what_postprocess_reads(module):
+    """bookext.postprocess reads fontawesome.js (icons as SVG) and trims the theme's CSS."""
+    from pathlib import Path
+
+    import pydata_sphinx_theme
+
+    static = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static"
+    assert (static / "scripts" / "fontawesome.js").is_file()
+    assert (static / "styles" / "pydata-sphinx-theme.css").is_file()
+    __import__(module)
