@@ -785,29 +785,6 @@ def _executed(app: Sphinx, pagename: str) -> Path:
     return Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
 
 
-def _with_outputs(app: Sphinx, path: Path) -> dict:
-    """The executed notebook with its outputs.
-
-    myst-nb writes ``jupyter_execute/<page>.ipynb`` from the source notebook, which has
-    outputs only when the page executed in this build; a page taken from the execution
-    cache gets them from there, as myst-nb itself does.
-    """
-    text = path.read_text(encoding="utf-8")
-    notebook = json.loads(text)
-    has_outputs = any(c.get("outputs") for c in notebook["cells"])
-    if has_outputs or app.config.nb_execution_mode != "cache":
-        return notebook
-    import nbformat
-    from jupyter_cache import get_cache
-
-    try:
-        _, merged = get_cache(app.config.nb_execution_cache_path).merge_match_into_notebook(
-            nbformat.reads(text, as_version=4))
-    except KeyError:  # not in the cache: a page without outputs
-        return notebook
-    return json.loads(nbformat.writes(merged))
-
-
 def reader_notebook_uri(pagename: str) -> str:
     """Where the reader notebook of ``pagename`` is written, relative to the html root."""
     return f"{NOTEBOOKS}/{pagename}.ipynb"
@@ -828,7 +805,9 @@ def write_reader_notebook(app: Sphinx, pagename, templatename, context, doctree)
     uri = notebook_uri(app, pagename)
     if doctree is None or uri is None:
         return
-    executed = _with_outputs(app, _executed(app, pagename))
+    # The page as myst-nb wrote it, outputs included: bookext.execution's client put the
+    # record's outputs into it, whether the page executed in this build or not.
+    executed = json.loads(_executed(app, pagename).read_text(encoding="utf-8"))
     notebook, problems = reader_notebook(app, pagename, doctree, executed)
     for problem in problems:
         logger.warning(problem, location=pagename)
