@@ -95,17 +95,19 @@ def tokens() -> np.ndarray:
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
-    """The whole book, built once per test session with `make html` into a temporary folder.
+    """The whole book as built by `make html`, once per test session.
 
-    Set FFNBOOK_SITE to an already built ``html`` folder to test it instead
-    (quicker while writing tests; CI always builds).
+    * ``FFNBOOK_SITE`` set: that built ``html`` folder, as it is (CI builds first).
+    * a checkout with a build (``_build/html``): `make html` there brings it up to date
+      (an incremental build, which publishes what a clean one would: seconds when it is
+      fresh), and the tests read it; a page test alone takes seconds, not a whole build.
+    * otherwise (a clean clone): a clean build into a temporary folder.
     """
-    from sitecheck import DOCS, make_html
+    from sitecheck import DOCS, ROOT, make_html
 
     if os.environ.get("FFNBOOK_SITE"):
         return Path(os.environ["FFNBOOK_SITE"])
-
-    build = tmp_path_factory.mktemp("site")
+    build = ROOT / "_build" if (ROOT / "_build" / "html").is_dir() else tmp_path_factory.mktemp("site")
     result = make_html(DOCS, build)
     assert result.returncode == 0, f"make html failed:\n{result.stdout[-8000:]}\n{result.stderr[-8000:]}"
     return build / "html"
