@@ -100,6 +100,9 @@ def strip_glue(source: str, figure_keys: set[str] = frozenset(),
 
     >>> strip_glue('from myst_nb import glue\\nx = 2\\nglue("k", x, display=False)\\nx').source
     'x = 2\\nx'
+
+    Long because one pass over the cell's syntax tree records its edits, and the nested
+    helpers that decide each edit share that record.
     """
     if "myst_nb" not in source and not any(name in source for name in known):
         return Stripped(source, {})
@@ -661,7 +664,12 @@ def _cell_metadata(tags: list[str]) -> dict:
 
 def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, executed: dict
                     ) -> tuple[dict, list[str]]:
-    """The reader's notebook of ``pagename`` and the problems found converting it."""
+    """The reader's notebook of ``pagename`` and the problems found converting it.
+
+    Long because its three steps (code cells without plumbing and where each glued figure
+    is drawn; which hidden cells stay; Markdown) share the page's cells, glue data and
+    figure positions; splitting the converter by job is issue 24's parser rewrite.
+    """
     cells = [dict(c, source=_text(c.get("source", ""))) for c in executed["cells"]]
     glue_path = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.glue.json"
     glued = json.loads(glue_path.read_text(encoding="utf-8")) if glue_path.exists() else {}
