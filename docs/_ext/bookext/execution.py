@@ -30,6 +30,18 @@ build machinery (``docs/_ext``, ``docs/_static``, ``docs/_templates``,
 executes everything. The build log names each page it executes and why, e.g.
 ``ffnbook: executing mixture-of-experts (ffnbook/moe.py changed)``.
 
+Why not myst-nb's own cache
+---------------------------
+myst-nb's ``cache`` mode keys each page on its code cells alone (jupyter-cache's
+notebook hash): an edited ffnbook module or data file a page imports or reads leaves
+its old outputs in place, so the site would show numbers the current code no longer
+computes (upstream: executablebooks/MyST-NB#621 for files a cell loads,
+jupyter-book/mystmd#2885 for declaring such dependencies; neither tracks what a page
+actually used). Its SQLite store is also shared by every ``-j`` worker, and its
+``truncate_caches`` could delete a record another worker had just added. This module
+keeps myst-nb's ``cache`` mode and its reading of outputs, and replaces the store and
+the staleness rule.
+
 How it works
 ------------
 * **Records.** ``<build>/.execution/<page>.json`` holds, per page: the hash of its code
@@ -517,7 +529,14 @@ def _failure_message(result, nb_config) -> str:
 
 
 def _serve_cache_mode_from_records() -> None:
-    """Make myst-nb's ``cache`` mode use this module's records instead of jupyter-cache."""
+    """Make myst-nb's ``cache`` mode use this module's records instead of jupyter-cache.
+
+    myst-nb offers no hook for a client of one's own: ``create_client`` picks its class by
+    execution mode, looking ``NotebookClientCache`` up in its module on each call, so the
+    name is rebound (tests/test_upstream_contracts.py checks that it still works this way).
+    Were ``create_client`` to take a client class or a kernel manager from the configuration,
+    this would be that setting instead.
+    """
     import myst_nb.core.execute as execute
 
     if not hasattr(execute, "NotebookClientCache") or not callable(getattr(execute, "create_client", None)):
