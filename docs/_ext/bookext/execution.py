@@ -292,7 +292,9 @@ class RecordStore:
             self.discarded(docname, path, why)
 
     def write(self, docname: str, record: dict) -> None:
-        write_atomically(self.path(docname), json.dumps({**record, "digest": record_digest(record)}))
+        """Write ``record`` with its digest (set in ``record`` too)."""
+        record["digest"] = record_digest(record)
+        write_atomically(self.path(docname), json.dumps(record))
 
     def remove(self, docname: str) -> None:
         self.path(docname).unlink(missing_ok=True)
@@ -428,9 +430,9 @@ _BUILD: Build | None = None
 _SHOWN: dict[str, str] = {}
 
 
-def record_stamp(record: dict) -> str:
-    """Which execution a record holds: different for every execution of a page."""
-    return f"{record.get('build')}/{record.get('executed')!r}"
+def record_stamp(record: dict | None) -> str | None:
+    """Which record a page was read from: its digest (any change to a record changes it)."""
+    return record.get("digest") if isinstance(record, dict) else None
 
 
 def _outputs(outcome) -> dict:
