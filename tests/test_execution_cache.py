@@ -200,8 +200,9 @@ def test_a_missing_damaged_altered_or_mismatched_record_is_discarded_and_its_pag
     rc, out = build(project)
     assert rc == 0, out[-4000:]  # healed, under -W
     assert executed(out) == dict.fromkeys(["page0", "page1", "page3", "page4", "page5"], "no usable record"), out
-    discarded = dict(re.findall(r"^ffnbook: discarded the execution record of (\S+) \((\S+)\): (.*)$",
-                                out, flags=re.M))
+    found = re.findall(r"ffnbook: discarded the execution record of (\S+) \((\S+)\): (.*)$", out, flags=re.M)
+    assert all(path == f"_build/.execution/{page}.json" for page, path, _ in found), found
+    discarded = {page: why for page, _, why in found}
     assert set(discarded) == {"page0", "page3", "page4", "page5"}, out[-4000:]
     assert "its contents do not match their digest" in discarded["page3"]
     assert "it is the record of 'page2'" in discarded["page0"]
