@@ -778,10 +778,12 @@ def expected_distinct_experts(n_experts: int, top_k: int, batch_size: int) -> fl
     Assumes each token picks its ``top_k`` of ``n_experts`` experts uniformly
     at random and independently of the other tokens: a given expert is missed
     by one token with probability ``1 - k/E``, by all ``B`` with ``(1 - k/E)^B``,
-    so ``E · (1 - (1 - k/E)^B)`` are used on average. Real routers are skewed
-    and correlated, which lowers the count; DeepSeek-V3's limit on the groups
-    of experts a token may use leaves each expert's chance at ``k/E`` and so
-    does not change this expectation.
+    so ``E · (1 - (1 - k/E)^B)`` are used on average. For independent tokens
+    this is the most any router can use: with uneven chances ``p_e`` (summing
+    to ``k``) the expectation is ``Σ_e 1 - (1 - p_e)^B``, a concave function of
+    the ``p_e``, largest when all are ``k/E``. DeepSeek-V3's limit on the groups
+    of experts a token may use leaves each expert's chance at ``k/E`` when the
+    choice is otherwise uniform, and so does not change this value.
 
     >>> expected_distinct_experts(8, 2, 1), expected_distinct_experts(8, 8, 5)
     (2.0, 8.0)

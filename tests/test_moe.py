@@ -369,3 +369,14 @@ def test_distinct_experts_grow_towards_all_of_them():
         moe.expected_distinct_experts(8, 9, 4)
     with pytest.raises(ValueError, match="batch_size"):
         moe.expected_distinct_experts(8, 2, 0)
+
+
+def test_uneven_routing_uses_fewer_distinct_experts():
+    # Σ_e 1 - (1 - p_e)^B with Σ p_e = k is largest at p_e = k/E (concavity): skewed choices use fewer.
+    rng = np.random.default_rng(5)
+    E, k, B = 8, 2, 6
+    for _ in range(20):
+        p = rng.dirichlet(np.ones(E)) * k
+        if p.max() > 1:
+            continue
+        assert np.sum(1 - (1 - p) ** B) <= moe.expected_distinct_experts(E, k, B) + 1e-12
