@@ -22,7 +22,6 @@ NOT_YET_TESTED = {
     "cp_measured_over_model": NO_TEST_YET,
     "cp_n_heads": NO_TEST_YET,
     "cp_n_models": NO_TEST_YET,
-    "cp_q_int8_ffn_share": NO_TEST_YET,
     "cp_time_d_model": NO_TEST_YET,
     "cp_time_heads": NO_TEST_YET,
     "cp_time_max": NO_TEST_YET,
