@@ -124,7 +124,7 @@ def test_figures_have_descriptions():
         (lambda m: memory.build_memory_ffn(m.keys[0], m.values[0]), ValueError, "n_memories, d_model"),
         (lambda m: memory.build_memory_ffn(m.keys, m.values, threshold=1.0), ValueError, "between 0 and 1"),
         (lambda m: memory.build_memory_ffn(m.keys, m.values, threshold="0.5"), TypeError, "threshold"),
-        (lambda m: memory.build_memory_ffn(m.keys.astype(int), m.values), TypeError, "float32 or float64"),
+        (lambda m: memory.build_memory_ffn(m.keys.astype(str), m.values), TypeError, "float32 or float64"),
         (lambda m: memory.noisy_queries(m.keys, -1.0), ValueError, "non-negative"),
         (lambda m: memory.query_example(m, 99, 0.0), ValueError, "slot"),
         (lambda m: memory.retrieve(memory.build_memory_ffn(*m), np.ones((2, 5))), ValueError, "d_model=8"),
