@@ -253,7 +253,7 @@ def require_sequence(value, name: str, *, min_len: int = 1, item: Callable | Non
     ValueError: seq_lens[1] must be a positive integer, got 0
     """
     if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable) \
-            or (isinstance(value, np.ndarray) and value.ndim != 1):
+            or (isinstance(value, np.ndarray) and value.ndim == 0):
         raise TypeError(f"{name} must be {expected}, got {describe(value)}")
     items = list(value)
     if len(items) < min_len:

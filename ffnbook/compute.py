@@ -248,13 +248,11 @@ def mla_score_widths(model, form: str = "unabsorbed") -> tuple[int, int]:
     >>> mla_score_widths(deepseek), mla_score_widths(deepseek, "absorbed")
     ((192, 128), (576, 512))
     """
-    if not isinstance(model, ModelConfig):
-        raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
-    if form not in MLA_FORMS:
-        raise ValueError(f"form must be one of {MLA_FORMS}, got {form!r}")
+    model = check_model(model)
+    require_choice(form, "form", MLA_FORMS)
     latent = model.latent_attention
     if latent is None:
-        raise ValueError(f"{model.name} does not use latent attention; its heads are {model.d_head} wide")
+        raise ValueError(f"model {model.name} does not use latent attention; its heads are {model.d_head} wide")
     if form == "unabsorbed":
         return latent.qk_nope_head_dim + latent.qk_rope_head_dim, latent.v_head_dim
     return latent.kv_lora_rank + latent.qk_rope_head_dim, latent.kv_lora_rank

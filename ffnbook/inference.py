@@ -217,7 +217,7 @@ def decode_step_weight_bytes(model: ModelConfig, batch_size: int, dtype: str = "
 
     model = _check_decoder(model)
     if not model.is_moe:
-        raise ValueError(f"{model.name} is a dense model; every step reads all its weights")
+        raise ValueError(f"model {model.name} is a dense model; every step reads all its weights")
     batch_size = require_positive_int(batch_size, "batch_size")
     size = _bytes(dtype)
     counts = parameter_breakdown(model)

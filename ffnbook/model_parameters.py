@@ -201,8 +201,7 @@ def countable(model: ModelConfig) -> bool:
     >>> countable(get_model("GPT-2 small")), countable(get_model("PaLM 540B"))
     (True, False)
     """
-    if not isinstance(model, ModelConfig):
-        raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    model = check_model(model)
     return model.d_head is not None and (model.latent_attention is not None or model.heads_split_d_model)
 
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from ._checks import (as_float_array, describe, float_dtype, require_bool, require_bundle, require_finite, require_index,
                       require_nonnegative_int, require_positive_int, require_positive_number, require_same_length,
-                      require_seed, require_sequence)
+                      require_seed, require_sequence, require_tensor_size)
 from .activations import get_activation
 from .feedforward import check_input, ffn, ffn_params_of, init_ffn_params
 from .parameters import ffn_param_count
@@ -662,7 +662,8 @@ def expert_choice_route(logits, capacity: int) -> ExpertChoice:
     n_tokens, n_experts = logits.shape
     capacity = require_positive_int(capacity, "capacity")
     if capacity > n_tokens:
-        raise ValueError(f"capacity must be at most the batch's n_tokens={n_tokens}, got {capacity}")
+        raise ValueError(f"capacity must be at most the batch's n_tokens={n_tokens} (the rows of logits), "
+                         f"got {capacity}")
     affinity = np.exp(logits - logits.max(axis=1, keepdims=True))
     affinity /= affinity.sum(axis=1, keepdims=True)
     # For every expert (a column), a stable sort of the negated affinities: best first, ties to lower index.
@@ -680,8 +681,8 @@ def expert_choice_layer(x, params: MoEParams, capacity: int, activation: str = "
     """
     params = check_moe_params(params)
     x = check_input(x, params.d_model, params.W_router.dtype)
-    if x.ndim != 2:
-        raise ValueError(f"x must have shape (n_tokens, d_model): expert choice routes one batch, got {x.shape}")
+    if x.ndim != 2 or x.shape[0] == 0:
+        raise ValueError(f"x must have shape (n_tokens >= 1, d_model): expert choice routes one batch, got {x.shape}")
     choice = expert_choice_route(x @ params.W_router, capacity)
     out = np.zeros_like(x)
     for e, expert in enumerate(params.experts):
@@ -715,11 +716,13 @@ def expert_choice_batch_dependence(params: MoEParams, x, *, capacity: int, top_k
     if x.ndim != 2:
         raise ValueError(f"x must have shape (n_tokens, d_model), got {x.shape}")
     n_tokens = x.shape[0]
-    position = n_tokens - 1 if position is None else position
-    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < n_tokens:
-        raise ValueError(f"position must be an integer in [0, {n_tokens}), got {position!r}")
+    if n_tokens == 0:
+        raise ValueError(f"x must hold at least one token, got shape {x.shape}")
+    position = n_tokens - 1 if position is None else require_index(position, "position", n_tokens, of="x's tokens")
+    capacity = require_positive_int(capacity, "capacity")
+    top_k = _check_top_k(top_k, params.n_experts)
     edited = x.copy()
-    edited[position] = np.random.default_rng(seed).standard_normal(params.d_model) * x.std()
+    edited[position] = np.random.default_rng(require_seed(seed)).standard_normal(params.d_model) * x.std()
     before = expert_choice_route(x @ params.W_router, capacity)
     after = expert_choice_route(edited @ params.W_router, capacity)
     others = [t for t in range(n_tokens) if t != position]
@@ -765,8 +768,7 @@ def fine_grained_split(d_model: int, d_ff: int, n_experts: int, top_k: int, m: i
     m = require_positive_int(m, "m")
     if d_ff % m:
         raise ValueError(f"m must divide d_ff={d_ff} so the narrower experts have whole widths, got {m}")
-    if not isinstance(gated, bool):
-        raise TypeError(f"gated must be True or False, got {gated!r}")
+    gated = require_bool(gated, "gated")
     matrices = 3 if gated else 2
 
     def expert(width):
@@ -836,7 +838,9 @@ def simulate_distinct_experts(n_experts: int, top_k: int, batch_size: int, *, tr
     trials = require_positive_int(trials, "trials")
     if trials < 2:
         raise ValueError(f"trials must be at least 2 for a standard error, got {trials}")
-    rng = np.random.default_rng(seed)
+    require_tensor_size({"trials": trials, "batch_size": batch_size, "n_experts": n_experts},
+                        ("trials", "batch_size", "n_experts"))
+    rng = np.random.default_rng(require_seed(seed))
     # For each token, the top_k smallest of n_experts uniform draws are a uniform random k-subset.
     draws = rng.random((trials, batch_size, n_experts))
     picked = np.argpartition(draws, top_k - 1, axis=-1)[..., :top_k]

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import (as_float_array, as_index_array, require_finite, require_index, require_instance,
+from ._checks import (as_float_array, as_index_array, require_bool, require_finite, require_index, require_instance,
                       require_nonnegative_int, require_positive_int, require_positive_number, require_seed,
                       require_sequence)
 from .activations import get_activation
@@ -157,8 +157,7 @@ def t5_relative_bucket(offset, *, bidirectional: bool = False, num_buckets: int 
     >>> t5_relative_bucket([-3, 3], bidirectional=True).tolist()
     [3, 19]
     """
-    if not isinstance(bidirectional, bool):
-        raise TypeError(f"bidirectional must be True or False, got {bidirectional!r}")
+    bidirectional = require_bool(bidirectional, "bidirectional")
     num_buckets = require_positive_int(num_buckets, "num_buckets")
     max_distance = require_positive_int(max_distance, "max_distance")
     offset = np.asarray(offset)
@@ -208,8 +207,7 @@ def attention_with_positions(x, params: AttentionParams, n_heads: int, positions
     methods act on ``x`` before it arrives here).
     """
     _method(method)
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
+    causal = require_bool(causal, "causal")
     params, d_model = check_attention_params(params, n_heads)
     x = as_float_array(x, "x", finite=True)
     if x.ndim != 2 or x.shape[-1] != d_model or x.shape[0] == 0:
@@ -227,7 +225,7 @@ def attention_with_positions(x, params: AttentionParams, n_heads: int, positions
     elif method == "t5":
         if relative_table is None:
             raise ValueError('method "t5" needs relative_table, one scalar per head and bucket')
-        relative_table = as_float_array(relative_table, "relative_table")
+        relative_table = as_float_array(relative_table, "relative_table", finite=True)
         if relative_table.ndim != 2 or relative_table.shape[0] != n_heads:
             raise ValueError(f"relative_table must have shape ({n_heads}, num_buckets), got {relative_table.shape}")
         bias = t5_bias(p, relative_table, bidirectional=not causal)
@@ -396,12 +394,13 @@ def predecessor_experiment(model: TinyModel, first_id: int, repeated_id: int, n_
     copies' FFN outputs differ: the count of predecessors is a position signal.
     Without the mask every copy attends to the same set and gets the same output.
     """
-    n_copies = require_positive_int(n_copies, "n_copies")
+    require_instance(model, "model", TinyModel, "a TinyModel from ffnbook.positional.tiny_model")
+    n_copies = require_positive_int(n_copies, "n_copies", maximum=4096)
     if n_copies < 2:
         raise ValueError(f"n_copies must be at least 2 to compare copies, got {n_copies}")
-    for value, name in ((first_id, "first_id"), (repeated_id, "repeated_id")):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{name} must be a token id (an int), got {value!r}")
+    vocab = model.token_embeddings.shape[0]
+    first_id = require_index(first_id, "first_id", vocab, of="the model's token ids")
+    repeated_id = require_index(repeated_id, "repeated_id", vocab, of="the model's token ids")
     if first_id == repeated_id:
         raise ValueError(f"first_id and repeated_id must differ, got {first_id} twice")
     ids = [first_id] + [repeated_id] * n_copies

@@ -711,7 +711,100 @@ CASES: dict[str, Case] = {
                                                                    {"d_ff": 8, "n_facts": 8, "recall": 0.25}],
                                                              chance=0.25, d_model=8)),
     "ffnbook.trained_ffn.chance_recall": Case(lambda: dict(world=_world())),
+    # parallel blocks, T5 positions, latent attention, expert choice, linear memories, scaling
+    "ffnbook.block.parallel_block": Case(lambda: dict(x=_x(), attn_params=_attn(), ffn_params=_ffn(), n_heads=2),
+                                         kinds={"eps": POSITIVE}),
+    "ffnbook.block.ffn_branch": Case(lambda: dict(x=_x(), attn_params=_attn(), ffn_params=_ffn(), n_heads=2),
+                                     kinds={"eps": POSITIVE, "layout": Choice()}),
+    "ffnbook.block.ffn_branch_influences": Case(lambda: dict(x=_x(), attn_params=_attn(), ffn_params=_ffn(),
+                                                             n_heads=2)),
+    "ffnbook.positional.t5_relative_bucket": Case(lambda: dict(offset=[0, -1, -20, 5]),
+                                                  kinds={"offset": Kind(), "bidirectional": FLAG,
+                                                         "num_buckets": SIZE, "max_distance": SIZE}),
+    "ffnbook.positional.t5_bias": Case(lambda: dict(positions=[0, 1, 2], table=_x(2, 32)),
+                                       kinds={"table": FREE_ARRAY, "bidirectional": FLAG, "max_distance": SIZE}),
+    "ffnbook.positional.attention_with_positions": Case(
+        lambda: dict(x=_x(), params=_attn(), n_heads=2, positions=[0, 1, 2], method="t5", relative_table=_x(2, 32)),
+        kinds={"relative_table": FREE_ARRAY.optional()}),
+    "ffnbook.positional.predecessor_experiment": Case(
+        lambda: dict(model=_tiny_model(), first_id=1, repeated_id=2, n_copies=3),
+        kinds={"model": Obj("TinyModel"), "first_id": INDEX, "repeated_id": INDEX, "n_copies": SIZE}),
+    "ffnbook.compute.mla_score_widths": Case(lambda: dict(model=_model("DeepSeek-V3")),
+                                             kinds={"model": Obj("ModelConfig"), "form": Choice()}),
+    "ffnbook.compute.model_crossover": Case(lambda: dict(model=_model()),
+                                            kinds={"model": Obj("ModelConfig"), "mla_form": Choice()}),
+    "ffnbook.inference.decode_bytes_per_token": Case(lambda: dict(model=_model(), n_ctx=16),
+                                                     kinds={"model": Obj("ModelConfig"), "dtype": Choice(),
+                                                            "ffn_dtype": Choice().optional()}),
+    "ffnbook.inference.decode_step_weight_bytes": Case(lambda: dict(model=_model("Mixtral 8x7B"), batch_size=4),
+                                                       kinds={"model": Obj("ModelConfig"), "dtype": Choice()}),
+    "ffnbook.model_parameters.countable": Case(lambda: dict(model=_model()), kinds={"model": Obj("ModelConfig")}),
+    "ffnbook.memory.least_squares_memory": Case(lambda: dict(_memories()._asdict())),
+    "ffnbook.memory.correlation_memory": Case(lambda: dict(_memories()._asdict())),
+    "ffnbook.memory.linear_recall": Case(lambda: dict(W=np.eye(8), **_memories()._asdict(), noise=0.1),
+                                         kinds={"W": ARRAY}),
+    "ffnbook.memory.recall_comparison": Case(lambda: dict(d_model=16, memory_ratios=[0.5], noise_levels=[0.0, 0.2])),
+    "ffnbook.memory.RecallComparison.mean": Case(lambda: dict(name="correlation"), target=lambda: _recall().mean,
+                                                 aliases={"name": ("memory",)}),
+    "ffnbook.memory.RecallComparison.low": Case(lambda: dict(name="correlation"), target=lambda: _recall().low,
+                                                aliases={"name": ("memory",)}),
+    "ffnbook.memory.RecallComparison.high": Case(lambda: dict(name="correlation"), target=lambda: _recall().high,
+                                                 aliases={"name": ("memory",)}),
+    "ffnbook.memory.recall_comparison_figure": Case(lambda: dict(by_pairs=_recall(), by_noise=_recall()),
+                                                    kinds={"by_pairs": Obj("RecallComparison"),
+                                                           "by_noise": Obj("RecallComparison")}),
+    "ffnbook.memory.covariance_edit": Case(lambda: dict(params=_memory_ffn(), key=_memories().keys[1],
+                                                        new_value=_memories().values[2], inputs=_memories().keys),
+                                           kinds={"key": ARRAY, "new_value": ARRAY, "inputs": ARRAY}),
+    "ffnbook.memory.edit_spill": Case(lambda: dict(memories=_memories(), slot=1, new_value=_memories().values[2]),
+                                      kinds={"statistics": ARRAY.optional(), "method": Choice()}),
+    "ffnbook.memory.statistics_spill": Case(lambda: dict(memories=_memories(), slot=0, new_value=_memories().values[1],
+                                                         sizes=[2, 4, 6], threshold=0.05, n_unseen=8),
+                                            kinds={"sizes": SeqOf(SIZE), "n_unseen": SIZE}),
+    "ffnbook.memory.statistics_spill_figure": Case(lambda: dict(rows=_statistics_rows(), d_ff=4,
+                                                                minimum_norm_change=0.5),
+                                                   kinds={"minimum_norm_change": POSITIVE}),
+    "ffnbook.moe.ExpertChoice.experts_of": Case(lambda: dict(token=1), kinds={"token": INDEX},
+                                                target=lambda: _expert_choice().experts_of),
+    "ffnbook.moe.ExpertChoice.experts_per_token": Case(target=lambda: _expert_choice().experts_per_token),
+    "ffnbook.moe.expert_choice_route": Case(lambda: dict(logits=_x(6, 3), capacity=2),
+                                            kinds={"logits": FREE_ARRAY, "capacity": SIZE},
+                                            aliases={"logits": ("capacity",)}),
+    "ffnbook.moe.expert_choice_layer": Case(lambda: dict(x=_x(6, 4), params=_moe(), capacity=2),
+                                            kinds={"capacity": SIZE}),
+    "ffnbook.moe.expert_choice_batch_dependence": Case(lambda: dict(params=_moe(), x=_x(6, 4), capacity=2),
+                                                       kinds={"capacity": SIZE, "position": INDEX.optional()}),
+    "ffnbook.moe.routing_combinations": Case(lambda: dict(n_experts=16, top_k=2)),
+    "ffnbook.moe.fine_grained_split": Case(lambda: dict(d_model=512, d_ff=2048, n_experts=16, top_k=2, m=4),
+                                           kinds={"m": SIZE}),
+    "ffnbook.moe.router_z_loss": Case(lambda: dict(logits=_x(6, 3)), kinds={"logits": FREE_ARRAY}),
+    "ffnbook.moe.expected_distinct_experts": Case(lambda: dict(n_experts=8, top_k=2, batch_size=5)),
+    "ffnbook.moe.simulate_distinct_experts": Case(lambda: dict(n_experts=8, top_k=2, batch_size=5, trials=50),
+                                                  kinds={"trials": SIZE}),
+    "ffnbook.scaling.training_flops": Case(lambda: dict(n_params=70e9, n_tokens=1.4e12),
+                                           kinds={"n_params": POSITIVE, "n_tokens": POSITIVE}),
+    "ffnbook.scaling.tokens_per_parameter": Case(lambda: dict(n_params=70e9, n_tokens=1.4e12),
+                                                 kinds={"n_params": POSITIVE, "n_tokens": POSITIVE}),
+    "ffnbook.scaling.growth_under": Case(lambda: dict(compute_factor=10.0, fit="Kaplan et al."),
+                                         kinds={"compute_factor": POSITIVE, "fit": Choice()}),
+    "ffnbook.scaling.tokens_per_parameter_range": Case(kinds={"rows": Rows().optional()}),
 }
+
+
+def _recall():
+    from ffnbook.memory import recall_comparison
+    return recall_comparison(16, [0.5], [0.0, 0.2])
+
+
+def _statistics_rows():
+    from ffnbook.memory import statistics_spill
+    m = _memories()
+    return statistics_spill(m, 0, m.values[1], [2, 4, 6], threshold=0.05, n_unseen=8)
+
+
+def _expert_choice():
+    from ffnbook.moe import expert_choice_route
+    return expert_choice_route(_x(6, 3), 2)
 
 
 def _sheet_bytes():
