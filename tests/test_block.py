@@ -225,8 +225,11 @@ def test_parallel_block_rejects_bad_arguments(weights, tokens):
         block.ffn_branch(tokens, attn_p, ffn_p, n_heads=N_HEADS, layout="side-by-side")
     with pytest.raises(ValueError, match="attention has d_model=16 but the FFN has d_model=8"):
         block.parallel_block(tokens, attn_p, ffnbook.init_ffn_params(8, 32), n_heads=N_HEADS)
-    with pytest.raises(TypeError, match="x must have dtype float32 or float64"):
-        block.parallel_block(tokens.astype(int), attn_p, ffn_p, n_heads=N_HEADS)
+    with pytest.raises(TypeError, match="x must be an array of real numbers"):
+        block.parallel_block(tokens.astype(str), attn_p, ffn_p, n_heads=N_HEADS)
+    ints = np.round(tokens).astype(int)  # integer input is computed in float, not refused
+    np.testing.assert_array_equal(block.parallel_block(ints, attn_p, ffn_p, n_heads=N_HEADS),
+                                  block.parallel_block(ints.astype(np.float64), attn_p, ffn_p, n_heads=N_HEADS))
 
 
 # --- influence ------------------------------------------------------------------------------
