@@ -502,8 +502,8 @@ def _median_seconds(fn, repeats: int, budget: float = 0.06) -> float:
     return float(statistics.median(times))
 
 
-#: The longest sequence :func:`time_ffn_vs_attention` times: its score matrix alone is
-#: ``n × n`` float32 numbers (4 GiB at this length).
+#: The longest sequence :func:`time_ffn_vs_attention` times (its score matrix alone holds
+#: ``n × n`` float32 numbers, 4 GiB at this length).
 MAX_TIMED_LENGTH = 32_768
 
 

@@ -193,7 +193,7 @@ class ModelConfig:
         return self.d_ff_dense / self.d_model
 
 
-#: Attention kinds: multi-head, grouped-query, multi-query, multi-head latent.
+#: The attention kinds of the sheet (multi-head, grouped-query, multi-query and multi-head latent).
 ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla")
 
 

@@ -526,8 +526,8 @@ def capacity_drop_change(params: MoEParams, x, *, top_k: int = 2, capacity_facto
     return DropChange(int(position), busiest, int(changed), int(rerouted))
 
 
-#: :func:`bias_balancing` repeats its update at most this often: each step routes the whole batch
-#: twice, and the loads settle within a few hundred steps at the speeds the chapter uses.
+#: The most steps :func:`bias_balancing` takes (each routes the whole batch twice, and the loads
+#: settle within a few hundred steps at the speeds the chapter uses).
 MAX_BALANCING_STEPS = 100_000
 
 
