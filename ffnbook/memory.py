@@ -718,10 +718,10 @@ def largest_spills(memories: Memories, new_value, *, threshold: float = 0.5,
     >>> largest_spills(m, m.values[0]) == [0.0] * 16  # one unit per key: nothing else moves
     True
     """
-    keys, values = _check_memories(*memories)
-    lookup(dict.fromkeys(EDIT_METHODS), method, "edit method")
+    keys, values = _memories_of(memories)
+    require_choice(method, "method", EDIT_METHODS)
     params = build_memory_ffn(keys, values, threshold=threshold)
-    new_value = check_input(np.asarray(new_value), params.d_model, params.dtype, "new_value")
+    new_value = check_input(new_value, params.d_model, params.dtype, "new_value")
     if new_value.ndim != 1:
         raise ValueError(f"new_value must be a single vector, got shape {new_value.shape}")
     retrieval = retrieve(params, keys)

@@ -758,6 +758,8 @@ CASES: dict[str, Case] = {
                                            kinds={"key": ARRAY, "new_value": ARRAY, "inputs": ARRAY}),
     "ffnbook.memory.edit_spill": Case(lambda: dict(memories=_memories(), slot=1, new_value=_memories().values[2]),
                                       kinds={"statistics": ARRAY.optional(), "method": Choice()}),
+    "ffnbook.memory.largest_spills": Case(lambda: dict(memories=_memories(), new_value=_memories().values[0]),
+                                          kinds={"new_value": ARRAY, "method": Choice()}),
     "ffnbook.memory.statistics_spill": Case(lambda: dict(memories=_memories(), slot=0, new_value=_memories().values[1],
                                                          sizes=[2, 4, 6], threshold=0.05, n_unseen=8),
                                             kinds={"sizes": SeqOf(SIZE), "n_unseen": SIZE}),
