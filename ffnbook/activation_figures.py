@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import input_grid
-from .activations import LABELS, get_activation
+from ._checks import input_grid, require_names
+from .activations import ACTIVATIONS, LABELS, get_activation
 from .derivatives import get_derivative
 from .plotting import PALETTE, BookFigure, new_figure, styled
 from .tanh_approximation import tanh_approximation_error, tanh_error_shape, tanh_minus_exact
@@ -22,11 +22,7 @@ _DEFAULT_NAMES = ("relu", "gelu", "silu")
 
 def _checked_curves(names, lo, hi) -> tuple[tuple[str, ...], np.ndarray]:
     """The activation names, checked, and the grid of inputs every curve figure plots on."""
-    names = tuple(names)
-    if not names:
-        raise ValueError("need at least one activation name")
-    for name in names:
-        get_activation(name)  # raises for unknown names
+    names = tuple(require_names(names, "names", ACTIVATIONS))
     return names, input_grid(lo, hi, 1201)
 
 

@@ -1,7 +1,8 @@
 """Activation functions used between the FFN's two linear layers.
 
 Each function works elementwise on a float32/float64 NumPy array and returns
-an array of the same dtype. ``ACTIVATIONS`` maps the names accepted by
+an array of the same dtype (integer input is computed in float64). At ±inf
+each returns its limit; NaN stays NaN. ``ACTIVATIONS`` maps the names accepted by
 :func:`~ffnbook.feedforward.ffn` to these functions, and ``LABELS`` is how the
 book writes each name in tables, legends and alt text.
 
@@ -32,18 +33,26 @@ def relu(x: np.ndarray) -> np.ndarray:
     >>> relu(np.array([-2.0, 0.0, 3.0]))
     array([0., 0., 3.])
     """
+    x = as_float_array(x, "x")
     return np.maximum(x, 0).astype(x.dtype, copy=False)
 
 
 def gelu(x: np.ndarray) -> np.ndarray:
     """Exact GELU, ``x * Phi(x)`` with ``Phi`` the standard normal CDF.
 
+    Like every activation here it takes any array of real numbers (an integer
+    array is computed in float64, never truncated) and returns float32 or
+    float64 of the same shape.
+
     ``Phi(1)`` is the familiar 0.8413 of the normal table, so ``gelu(1)`` is too:
 
     >>> round(float(gelu(np.array([1.0]))[0]), 4)
     0.8413
     """
-    return (0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))).astype(x.dtype, copy=False)
+    x = as_float_array(x, "x")
+    with np.errstate(invalid="ignore"):  # -inf · 0 at x = -inf, replaced by the limit
+        out = (0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))).astype(x.dtype, copy=False)
+    return _at_minus_inf(out, x)
 
 
 def gelu_tanh(x: np.ndarray) -> np.ndarray:
@@ -52,8 +61,11 @@ def gelu_tanh(x: np.ndarray) -> np.ndarray:
     >>> float(abs(gelu_tanh(np.array([1.0]))[0] - gelu(np.array([1.0]))[0])) < 1e-3
     True
     """
-    inner = SQRT_2_OVER_PI * (x + GELU_TANH_CUBIC * x**3)
-    return (0.5 * x * (1.0 + np.tanh(inner))).astype(x.dtype, copy=False)
+    x = as_float_array(x, "x")
+    with np.errstate(over="ignore", invalid="ignore"):  # x**3 overflows to ±inf for |x| > ~1e102
+        inner = SQRT_2_OVER_PI * (x + GELU_TANH_CUBIC * x**3)
+        out = (0.5 * x * (1.0 + np.tanh(inner))).astype(x.dtype, copy=False)
+    return _at_minus_inf(out, x)
 
 
 def silu(x: np.ndarray) -> np.ndarray:
@@ -63,12 +75,28 @@ def silu(x: np.ndarray) -> np.ndarray:
     0.0
     """
     # 0.5 * (1 + tanh(x/2)) is the logistic sigmoid without overflow for large |x|.
-    return (x * 0.5 * (1.0 + np.tanh(0.5 * x))).astype(x.dtype, copy=False)
+    x = as_float_array(x, "x")
+    with np.errstate(invalid="ignore"):  # -inf · 0 at x = -inf, replaced by the limit
+        out = (x * 0.5 * (1.0 + np.tanh(0.5 * x))).astype(x.dtype, copy=False)
+    return _at_minus_inf(out, x)
 
 
 def identity(x: np.ndarray) -> np.ndarray:
     """No activation: what the FFN would be without its nonlinearity."""
-    return x
+    return as_float_array(x, "x")
+
+
+def _at_minus_inf(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """GELU and SiLU tend to 0 as x → -inf, but their formulas give -inf · 0 = NaN there: set the limit.
+
+    (The same formulas give +inf at +inf, their limit.) NaN inputs stay NaN.
+
+    >>> gelu(np.array([-np.inf, np.inf])).tolist(), silu(np.array([-np.inf, np.nan])).tolist()
+    ([0.0, inf], [0.0, nan])
+    """
+    if not np.isfinite(x).all():
+        out = np.where(np.isneginf(x), out.dtype.type(0.0), out)
+    return out
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:

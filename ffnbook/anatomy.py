@@ -12,18 +12,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import as_float_array
+from ._checks import as_float_array, require_positive_int
 from .activations import LABELS, get_activation
-from .feedforward import check_input, check_params, ffn
+from .feedforward import check_input, ffn, ffn_params_of
 from .plotting import PALETTE, BookFigure, new_figure, styled
 
 
 def _check_ffn_params(params):
-    """``check_params`` for a single ``params`` argument, with a clear error for the wrong count."""
-    if isinstance(params, np.ndarray) or not hasattr(params, "__len__") or len(params) != 4:
-        got = f"{len(params)} items" if hasattr(params, "__len__") else type(params).__name__
-        raise TypeError(f"params must be FFNParams or the four arrays (W1, b1, W2, b2), got {got}")
-    return check_params(*params)
+    """The FFN's four arrays from one ``params`` argument, checked (:func:`~ffnbook.feedforward.ffn_params_of`)."""
+    return ffn_params_of(params)
 
 
 def _format_shape(shape: tuple) -> str:
@@ -132,6 +129,8 @@ def active_fraction(x, params, activation: str = "relu") -> ActiveFraction:
     True
     """
     post = hidden_layer(x, params, activation).post
+    if post.size == 0:
+        raise ValueError(f"x must hold at least one position, got shape {np.shape(x)}")
     per_position = (post != 0).mean(axis=-1).reshape(-1)
     return ActiveFraction(
         mean=float(per_position.mean()),
@@ -151,9 +150,11 @@ def hidden_layer_figure(x, params, activation: str = "relu", bins: int = 60) -> 
     positions of all sequences are numbered in order on the right.
     """
     params = _check_ffn_params(params)
+    bins = require_positive_int(bins, "bins", maximum=10_000)
     x = as_float_array(x, "x")
-    if x.ndim not in (2, 3):
-        raise ValueError(f"x must have shape (seq_len, d_model) or (batch, seq_len, d_model), got {x.shape}")
+    if x.ndim not in (2, 3) or x.size == 0:
+        raise ValueError(f"x must have shape (seq_len, d_model) or (batch, seq_len, d_model), with at least one "
+                         f"position, got {x.shape}")
     hidden = hidden_layer(x, params, activation)
     pre, post = hidden.pre.reshape(-1), hidden.post.reshape(-1)
     per_position = (hidden.post != 0).mean(axis=-1).reshape(-1)
@@ -220,8 +221,8 @@ def conv1d_equivalence_max_diff(params, x, activation: str = "relu") -> float:
     """
     params = _check_ffn_params(params).astype(np.float64)
     x = as_float_array(x, "x")
-    if x.ndim != 3:
-        raise ValueError(f"x must have shape (batch, seq_len, d_model), got {x.shape}")
+    if x.ndim != 3 or x.size == 0:
+        raise ValueError(f"x must have shape (batch, seq_len, d_model), with at least one position, got {x.shape}")
     x = check_input(x.astype(np.float64), params.d_model, np.dtype(np.float64))
     get_activation(activation)  # a clear error for an unknown name, before torch loads
 

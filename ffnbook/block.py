@@ -34,9 +34,10 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ._checks import as_float_array, require_finite
-from .attention import AttentionParams, self_attention
-from .feedforward import FFNParams, check_params, ffn
+from ._checks import as_float_array, describe, require_choice, require_finite, require_positive_number, require_seed
+from .activations import get_activation
+from .attention import AttentionParams, check_attention_params, self_attention
+from .feedforward import FFNParams, check_input, ffn, ffn_params_of
 from .plotting import PALETTE, BookFigure, new_figure, styled
 
 Layer = Callable[[np.ndarray], np.ndarray]
@@ -53,11 +54,7 @@ _NUDGE_STREAM = 0x6E75_6467
 
 
 def _positive_float(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a positive number, got {type(value).__name__} {value!r}")
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value}")
-    return float(value)
+    return require_positive_number(value, name)
 
 
 def layer_norm(x, eps: float = LN_EPS, gain=None, bias=None) -> np.ndarray:
@@ -100,7 +97,7 @@ def layer_norm(x, eps: float = LN_EPS, gain=None, bias=None) -> np.ndarray:
     for name, value in (("gain", gain), ("bias", bias)):
         if value is None:
             continue
-        value = as_float_array(value, name)
+        value = as_float_array(value, name, dtype=x.dtype)
         if value.shape != (d_model,):
             raise ValueError(f"{name} must have shape ({d_model},), got {value.shape}")
         require_finite(value, name)
@@ -149,9 +146,9 @@ def transformer_block(
     ...
     ValueError: norm must be 'pre' or 'post', got 'middle'
     """
-    if norm not in NORM_PLACEMENTS:
-        raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
-    attn_params, ffn_params = _check_sublayers(attn_params, ffn_params)
+    attn_params, ffn_params = _check_block(attn_params, ffn_params, n_heads, norm, activation)
+    eps = _positive_float(eps, "eps")
+    x = _block_input(x, ffn_params)
 
     def attend(t):
         return self_attention(t, attn_params, n_heads=n_heads)
@@ -169,22 +166,36 @@ def transformer_block(
     return h + transform(ln(h))
 
 
+def _check_block(attn_params, ffn_params, n_heads, norm, activation) -> tuple[AttentionParams, FFNParams]:
+    """The checks :func:`transformer_block` makes before it computes: both sublayers' weights, one width."""
+    if norm not in NORM_PLACEMENTS:
+        raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
+    get_activation(activation)
+    ffn_params = ffn_params_of(ffn_params, "ffn_params")
+    attn_params, d_attention = check_attention_params(attn_params, n_heads, "attn_params")
+    if d_attention != ffn_params.d_model:
+        raise ValueError(
+            f"attention has d_model={d_attention} but the FFN has "
+            f"d_model={ffn_params.d_model}; the two sublayers (attn_params, ffn_params) must share one width"
+        )
+    if attn_params.Wq.dtype != ffn_params.dtype:
+        raise TypeError(f"attn_params are {attn_params.Wq.dtype} but ffn_params are {ffn_params.dtype}; "
+                        "convert one of them")
+    return attn_params, ffn_params
+
+
+def _block_input(x, ffn_params: FFNParams) -> np.ndarray:
+    """A block's input: ``(..., seq_len >= 1, d_model)``, finite, in the weights' dtype."""
+    x = check_input(x, ffn_params.d_model, ffn_params.dtype)
+    if x.ndim < 2 or x.shape[-2] == 0:
+        raise ValueError(f"x must have shape (..., seq_len, d_model) with seq_len >= 1, got {x.shape}")
+    return x
+
+
 #: The two arrangements of a block's sublayers that :func:`ffn_branch` knows, ``"serial"``
 #: (the FFN after attention, pre-norm) and ``"parallel"`` (both read the block's normalised
 #: input, as in GPT-J and PaLM).
 LAYOUTS = ("serial", "parallel")
-
-
-def _check_sublayers(attn_params, ffn_params):
-    ffn_params = check_params(*ffn_params)
-    if not isinstance(attn_params, AttentionParams):
-        attn_params = AttentionParams(*attn_params)
-    if attn_params.Wq.shape[0] != ffn_params.d_model:
-        raise ValueError(
-            f"attention has d_model={attn_params.Wq.shape[0]} but the FFN has "
-            f"d_model={ffn_params.d_model}; the two sublayers must share one width"
-        )
-    return attn_params, ffn_params
 
 
 def parallel_block(
@@ -218,8 +229,8 @@ def parallel_block(
     >>> parallel_block(np.ones((2, 5, 8)), a, f, n_heads=2).shape
     (2, 5, 8)
     """
-    attn_params, ffn_params = _check_sublayers(attn_params, ffn_params)
-    x = as_float_array(x, "x")
+    attn_params, ffn_params = _check_block(attn_params, ffn_params, n_heads, "pre", activation)
+    x = _block_input(x, ffn_params)
     normed = layer_norm(x, eps=eps)
     return x + self_attention(normed, attn_params, n_heads=n_heads) + ffn(normed, *ffn_params, activation=activation)
 
@@ -241,10 +252,9 @@ def ffn_branch(
     gathered from the other positions. ``layout="parallel"``: ``FFN(LN(x))``,
     the branch of :func:`parallel_block`, which reads the block's input only.
     """
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    attn_params, ffn_params = _check_sublayers(attn_params, ffn_params)
-    x = as_float_array(x, "x")
+    require_choice(layout, "layout", LAYOUTS)
+    attn_params, ffn_params = _check_block(attn_params, ffn_params, n_heads, "pre", activation)
+    x = _block_input(x, ffn_params)
     if layout == "serial":
         x = x + self_attention(layer_norm(x, eps=eps), attn_params, n_heads=n_heads)
     return ffn(layer_norm(x, eps=eps), *ffn_params, activation=activation)
@@ -278,6 +288,7 @@ def block_layer(
     activation: str = "relu",
 ) -> Layer:
     """:func:`transformer_block` with fixed weights, as a one-argument layer."""
+    attn_params, ffn_params = _check_block(attn_params, ffn_params, n_heads, norm, activation)
     return lambda x: transformer_block(
         x, attn_params, ffn_params, n_heads=n_heads, norm=norm, activation=activation
     )
@@ -381,6 +392,7 @@ def influence_matrix(layer: Layer, x, *, step: float = 1e-3, seed: int = 0) -> n
         raise ValueError(f"x must have shape (seq_len, d_model), got {x.shape}")
     require_finite(x, "x")
     step = _positive_float(step, "step")
+    seed = require_seed(seed)
     seq_len, d_model = x.shape
     # A seed sequence of its own: with a plain default_rng(seed) the direction
     # would equal x[0] whenever x came from random_tokens(..., seed=seed), and a
@@ -412,11 +424,11 @@ def summarize_influence(matrix) -> InfluenceSummary:
     >>> summarize_influence(np.array([[2.0, 1.0], [0.0, 2.0]]))
     InfluenceSummary(diagonal_mean=2.0, off_diagonal_max=1.0, off_diagonal_share=0.2)
     """
-    m = np.asarray(matrix, dtype=float)
+    m = as_float_array(matrix, "matrix", finite=True)
     if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 2:
         raise ValueError(f"matrix must be square with at least 2 rows, got shape {m.shape}")
-    if np.any(m < 0) or not np.all(np.isfinite(m)):
-        raise ValueError("an influence matrix holds finite, non-negative values")
+    if np.any(m < 0):
+        raise ValueError("matrix must hold non-negative values, as an influence matrix does")
     off = m[~np.eye(m.shape[0], dtype=bool)]
     total = m.sum()
     return InfluenceSummary(
@@ -435,13 +447,30 @@ def block_influences(
     The sublayers are measured bare (no residual, no norm), the block with
     both. Returns ``{"attention": ..., "ffn": ..., "block": ...}``.
     """
-    ffn_params = check_params(*ffn_params)
+    attn_params, ffn_params = _check_block(attn_params, ffn_params, n_heads, norm, activation)
     layers = {
         "attention": lambda t: self_attention(t, attn_params, n_heads=n_heads),
         "ffn": lambda t: ffn(t, *ffn_params, activation=activation),
         "block": block_layer(attn_params, ffn_params, n_heads=n_heads, norm=norm, activation=activation),
     }
     return {name: influence_matrix(layer, x) for name, layer in layers.items()}
+
+
+def _influence_panels(influences, titles: dict) -> dict:
+    """The square, finite, non-negative matrices of ``influences`` under the keys of ``titles``, checked."""
+    if not isinstance(influences, dict):
+        raise TypeError(f"influences must be a dict of matrices with keys {list(titles)}, got {describe(influences)}")
+    missing = [k for k in titles if k not in influences]
+    if missing:
+        raise ValueError(f"influences needs keys {list(titles)}, missing {missing}")
+    panels = {}
+    for key in titles:
+        m = as_float_array(influences[key], f"influences[{key!r}]", finite=True)
+        if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 1 or (m < 0).any():
+            raise ValueError(f"influences[{key!r}] must be a square matrix of non-negative values, "
+                             f"got shape {m.shape}")
+        panels[key] = m
+    return panels
 
 
 @styled
@@ -453,9 +482,7 @@ def influence_figure(influences: dict[str, np.ndarray]) -> BookFigure:
     value, so the *pattern* is comparable across panels.
     """
     titles = {"attention": "attention sublayer", "ffn": "FFN sublayer", "block": "whole block"}
-    missing = [k for k in titles if k not in influences]
-    if missing:
-        raise KeyError(f"influences needs keys {list(titles)}, missing {missing}")
+    influences = _influence_panels(influences, titles)
     from matplotlib.colors import LinearSegmentedColormap
 
     cmap = LinearSegmentedColormap.from_list("ffnbook_blue", ["#ffffff", PALETTE[0], "#002a47"])

@@ -29,8 +29,10 @@ import statistics
 import time
 from typing import NamedTuple, Sequence
 
-from ._checks import require_positive_int
-from .models import ModelConfig, load_models
+from ._checks import (describe, require_bool, require_choice, require_positive_int, require_positive_number,
+                      require_same_length,
+                      require_seed, require_sequence, require_tensor_size)
+from .models import ModelConfig, check_model, load_models
 from .parameters import ffn_param_count, gated_ffn_param_count
 from .plotting import PALETTE, BookFigure, new_figure, styled
 
@@ -57,7 +59,7 @@ def ffn_flops_per_token(d_model: int, d_ff: int, *, gated: bool = False, n_activ
     704643072
     """
     n_active = require_positive_int(n_active, "n_active")
-    weights = (gated_ffn_param_count if gated else ffn_param_count)(d_model, d_ff, bias=False)
+    weights = (gated_ffn_param_count if require_bool(gated, "gated") else ffn_param_count)(d_model, d_ff, bias=False)
     return 2 * weights * n_active
 
 
@@ -138,6 +140,7 @@ def crossover_length(ffn_flops: int, n_heads: int, d_head: int, d_head_v: int | 
     3072.0
     """
     ffn_flops = _positive_number(ffn_flops, "ffn_flops")
+    d_head = require_positive_int(d_head, "d_head")
     n_heads, d_head, d_head_v = _head_dims(None, n_heads, d_head, d_head_v)
     return ffn_flops / (2 * n_heads * (d_head + d_head_v))
 
@@ -245,13 +248,11 @@ def mla_score_widths(model, form: str = "unabsorbed") -> tuple[int, int]:
     >>> mla_score_widths(deepseek), mla_score_widths(deepseek, "absorbed")
     ((192, 128), (576, 512))
     """
-    if not isinstance(model, ModelConfig):
-        raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
-    if form not in MLA_FORMS:
-        raise ValueError(f"form must be one of {MLA_FORMS}, got {form!r}")
+    model = check_model(model)
+    require_choice(form, "form", MLA_FORMS)
     latent = model.latent_attention
     if latent is None:
-        raise ValueError(f"{model.name} does not use latent attention; its heads are {model.d_head} wide")
+        raise ValueError(f"model {model.name} does not use latent attention; its heads are {model.d_head} wide")
     if form == "unabsorbed":
         return latent.qk_nope_head_dim + latent.qk_rope_head_dim, latent.v_head_dim
     return latent.kv_lora_rank + latent.qk_rope_head_dim, latent.kv_lora_rank
@@ -277,10 +278,8 @@ def model_crossover(model, *, mla_form: str = "unabsorbed") -> dict:
     and ``reachable`` (whether any token's score cost can reach the FFN's
     within the span; ``False`` for a window shorter than the crossover).
     """
-    if not isinstance(model, ModelConfig):
-        raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
-    if mla_form not in MLA_FORMS:
-        raise ValueError(f"mla_form must be one of {MLA_FORMS}, got {mla_form!r}")
+    model = check_model(model)
+    require_choice(mla_form, "mla_form", MLA_FORMS)
     if model.is_moe:
         n_active = model.experts_per_token + model.n_shared_experts
         d_ff = model.d_ff
@@ -342,6 +341,8 @@ def crossover_rows(models=None) -> list[dict]:
     """:func:`model_crossover` for every model of the fact sheet (or of ``models``)."""
     if models is None:
         models = load_models()
+    models = require_sequence(models, "models", expected="a list of ffnbook.models.ModelConfig",
+                              item=lambda m, label: check_model(m, label))
     return [model_crossover(m) for m in models]
 
 
@@ -357,7 +358,15 @@ def crossover_context_counts(rows=None) -> dict:
     ...                            "reachable": False, "attention_window": 4}])
     {'known': 1, 'beyond_context': 1, 'within_context': 0, 'never_reached': 1}
     """
-    rows = crossover_rows() if rows is None else rows
+    needed = {"crossover", "context_length", "beyond_context", "reachable", "attention_window"}
+
+    def row(r, label):
+        if not isinstance(r, dict) or not needed <= r.keys():
+            raise TypeError(f"{label} must be a row of crossover_rows(), a dict with keys {sorted(needed)}, "
+                            f"got {describe(r)}")
+        return r
+
+    rows = crossover_rows() if rows is None else require_sequence(rows, "rows", item=row)
     known = [r for r in rows if r["crossover"] is not None and r["context_length"] is not None]
     beyond = sum(bool(r["beyond_context"]) for r in known)
     never = sum(r["attention_window"] is not None and r["reachable"] is False for r in rows)
@@ -415,10 +424,14 @@ def counted_flops_per_token(
     d_model = require_positive_int(d_model, "d_model")
     d_ff = require_positive_int(d_ff, "d_ff")
     n_ctx = require_positive_int(n_ctx, "n_ctx")
+    gated = require_bool(gated, "gated")
     n_heads, d_head, _ = _head_dims(d_model, n_heads, None, None)
     n_kv = n_heads if n_kv_heads is None else require_positive_int(n_kv_heads, "n_kv_heads")
     if n_heads % n_kv:
         raise ValueError(f"n_heads={n_heads} must be divisible by n_kv_heads={n_kv}")
+    require_tensor_size({"d_model": d_model, "d_ff": d_ff, "n_ctx": n_ctx, "n_heads": n_heads},
+                        ("d_model", "d_model"), ("d_model", "d_ff"), ("n_ctx", "d_model"), ("n_ctx", "d_ff"),
+                        ("n_heads", "n_ctx", "n_ctx"))
 
     with torch.device("meta"):
         x = torch.empty(1, n_ctx, d_model)
@@ -489,6 +502,11 @@ def _median_seconds(fn, repeats: int, budget: float = 0.06) -> float:
     return float(statistics.median(times))
 
 
+#: The longest sequence :func:`time_ffn_vs_attention` times (its score matrix alone holds
+#: ``n × n`` float32 numbers, 4 GiB at this length).
+MAX_TIMED_LENGTH = 32_768
+
+
 def time_ffn_vs_attention(
     seq_lens: Sequence[int] = (64, 128, 256, 512, 1024, 2048, 4096),
     *,
@@ -512,15 +530,16 @@ def time_ffn_vs_attention(
     """
     import torch
 
-    seq_lens = [require_positive_int(n, "each sequence length") for n in seq_lens]
-    if not seq_lens or seq_lens != sorted(set(seq_lens)):
-        raise ValueError(f"seq_lens must be a non-empty increasing sequence, got {seq_lens}")
-    d_model = require_positive_int(d_model, "d_model")
-    d_ff = require_positive_int(d_ff, "d_ff")
-    repeats = require_positive_int(repeats, "repeats")
+    seq_lens = require_sequence(seq_lens, "seq_lens",
+                                item=lambda n, label: require_positive_int(n, label, maximum=MAX_TIMED_LENGTH))
+    if seq_lens != sorted(set(seq_lens)):
+        raise ValueError(f"seq_lens must be an increasing sequence, got {seq_lens}")
+    d_model = require_positive_int(d_model, "d_model", maximum=65_536)
+    d_ff = require_positive_int(d_ff, "d_ff", maximum=262_144)
+    repeats = require_positive_int(repeats, "repeats", maximum=1_000)
     n_heads, d_head, _ = _head_dims(d_model, n_heads, None, None)
 
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(require_seed(seed))
     w1 = torch.randn(d_model, d_ff, generator=generator) / math.sqrt(d_model)
     b1 = torch.zeros(d_ff)
     w2 = torch.randn(d_ff, d_model, generator=generator) / math.sqrt(d_ff)
@@ -549,6 +568,22 @@ def time_ffn_vs_attention(
     return TimingResult(seq_lens, ffn_times, attn_times, d_model, d_ff, n_heads)
 
 
+def _check_timing(timing) -> TimingResult:
+    """A :class:`TimingResult` with one positive time per length, lengths increasing."""
+    if not isinstance(timing, TimingResult):
+        raise TypeError(f"timing must be a TimingResult from time_ffn_vs_attention, got {describe(timing)}")
+    lengths = require_sequence(timing.seq_lens, "timing.seq_lens", item=require_positive_int)
+    ffn = require_sequence(timing.ffn_seconds, "timing.ffn_seconds", item=require_positive_number)
+    attention = require_sequence(timing.attention_seconds, "timing.attention_seconds", item=require_positive_number)
+    require_same_length({"timing.seq_lens": lengths, "timing.ffn_seconds": ffn,
+                         "timing.attention_seconds": attention})
+    if lengths != sorted(set(lengths)):
+        raise ValueError(f"timing.seq_lens must increase, got {lengths}")
+    for field in ("d_model", "d_ff", "n_heads"):
+        require_positive_int(getattr(timing, field), f"timing.{field}")
+    return TimingResult(lengths, ffn, attention, timing.d_model, timing.d_ff, timing.n_heads)
+
+
 def measured_crossover(timing: TimingResult) -> float | None:
     """Sequence length where measured attention time first exceeds the FFN's.
 
@@ -561,9 +596,7 @@ def measured_crossover(timing: TimingResult) -> float | None:
     >>> round(measured_crossover(t))
     316
     """
-    pairs = list(zip(timing.seq_lens, timing.ffn_seconds, timing.attention_seconds))
-    if not pairs:
-        raise ValueError("timing holds no measurements")
+    pairs = list(zip(*_check_timing(timing)[:3]))
     if pairs[0][2] >= pairs[0][1]:
         return float(pairs[0][0])
     for (n0, f0, a0), (n1, f1, a1) in zip(pairs, pairs[1:]):
@@ -581,6 +614,7 @@ def flop_model_seconds(timing: TimingResult) -> tuple[list, list]:
     converts FLOPs to seconds for both sublayers, so the predicted curves
     cross exactly where the FLOP counts do, at ``n = d_ff``.
     """
+    timing = _check_timing(timing)
     ffn = [n * ffn_flops_per_token(timing.d_model, timing.d_ff) for n in timing.seq_lens]
     attn = [
         n * attention_score_flops_per_token(n, timing.n_heads, d_model=timing.d_model)
@@ -598,8 +632,7 @@ def timing_figure(timing: TimingResult) -> BookFigure:
     vertical lines mark the FLOP-model crossover (``d_ff``) and the measured
     one.
     """
-    if not isinstance(timing, TimingResult):
-        raise TypeError(f"timing must be a TimingResult, got {type(timing).__name__}")
+    timing = _check_timing(timing)
     fig = new_figure(7.0, 4.4)
     ax = fig.add_subplot()
     ffn_pred, attn_pred = flop_model_seconds(timing)
@@ -662,6 +695,8 @@ def growth_exponents(timing: TimingResult, min_len: int = 256) -> tuple[float, f
     >>> [round(s, 6) for s in growth_exponents(t)]
     [1.0, 2.0]
     """
+    timing = _check_timing(timing)
+    min_len = require_positive_int(min_len, "min_len")
     points = [(n, f, a) for n, f, a in zip(timing.seq_lens, timing.ffn_seconds, timing.attention_seconds)
               if n >= min_len]
     if len(points) < 2:

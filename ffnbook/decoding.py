@@ -28,12 +28,13 @@ def cache_equals_ffn_context(model, batch: int = 1) -> float:
     from .inference import kv_cache_values_per_position
     from .model_parameters import parameter_breakdown
 
+    from .models import check_model
+
     batch = require_positive_int(batch, "batch")
-    if not hasattr(model, "attention_window"):
-        raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    model = check_model(model)
     if model.attention_window is not None:
-        raise ValueError(f"{model.name}: a sliding window of {model.attention_window} positions; "
+        raise ValueError(f"model {model.name} has a sliding window of {model.attention_window} positions; "
                          "its cache stops growing")
     if batch > 1 and model.is_moe:
-        raise ValueError(f"{model.name}: with several sequences, tokens read different experts")
+        raise ValueError(f"batch={batch} for {model.name}: with several sequences, tokens read different experts")
     return parameter_breakdown(model).ffn_active / (batch * kv_cache_values_per_position(model))

@@ -15,12 +15,23 @@ import math
 import numpy as np
 from scipy.special import erf
 
-from ._checks import as_float_array, input_grid, lookup
+from ._checks import as_float_array, input_grid, lookup, require_names, require_positive_number
 from .activations import GELU_TANH_CUBIC, LABELS, SQRT_2_OVER_PI, get_activation, sigmoid
 
 
 def _normal_pdf(x: np.ndarray) -> np.ndarray:
     return np.exp(-0.5 * x**2) / math.sqrt(2.0 * math.pi)
+
+
+def _limits(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """GELU's and SiLU's slopes tend to 0 at -inf and 1 at +inf; their formulas give NaN there.
+
+    >>> gelu_derivative(np.array([-np.inf, np.inf, np.nan])).tolist()
+    [0.0, 1.0, nan]
+    """
+    if not np.isfinite(x).all():
+        out = np.where(np.isneginf(x), out.dtype.type(0.0), np.where(np.isposinf(x), out.dtype.type(1.0), out))
+    return out
 
 
 def relu_derivative(x: np.ndarray) -> np.ndarray:
@@ -45,7 +56,8 @@ def gelu_derivative(x: np.ndarray) -> np.ndarray:
     """
     x = as_float_array(x, "x")
     cdf = 0.5 * (1.0 + erf(x / math.sqrt(2.0)))
-    return (cdf + x * _normal_pdf(x)).astype(x.dtype, copy=False)
+    with np.errstate(over="ignore", invalid="ignore"):  # x² overflows for huge |x|; ±inf · 0 at ±inf
+        return _limits((cdf + x * _normal_pdf(x)).astype(x.dtype, copy=False), x)
 
 
 def gelu_tanh_derivative(x: np.ndarray) -> np.ndarray:
@@ -59,10 +71,15 @@ def gelu_tanh_derivative(x: np.ndarray) -> np.ndarray:
     0.5
     """
     x = as_float_array(x, "x")
-    u = SQRT_2_OVER_PI * (x + GELU_TANH_CUBIC * x**3)
-    du = SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_TANH_CUBIC * x**2)
-    t = np.tanh(u)
-    return (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t**2) * du).astype(x.dtype, copy=False)
+    with np.errstate(over="ignore", invalid="ignore"):  # x**3 overflows for huge |x|; limits below
+        u = SQRT_2_OVER_PI * (x + GELU_TANH_CUBIC * x**3)
+        du = SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_TANH_CUBIC * x**2)
+        t = np.tanh(u)
+        steep = 0.5 * x * (1.0 - t**2) * du
+        # Where tanh has saturated (t² = 1) the second term is 0, even when du overflowed to inf.
+        steep = np.where(t**2 == 1.0, 0.0, steep)
+        out = (0.5 * (1.0 + t) + steep).astype(x.dtype, copy=False)
+    return _limits(out, x)
 
 
 def silu_derivative(x: np.ndarray) -> np.ndarray:
@@ -71,9 +88,10 @@ def silu_derivative(x: np.ndarray) -> np.ndarray:
     >>> float(silu_derivative(np.array([0.0]))[0])
     0.5
     """
+    x = as_float_array(x, "x")
     s = sigmoid(x)
-    x = np.asarray(x)
-    return (s * (1.0 + x * (1.0 - s))).astype(s.dtype, copy=False)
+    with np.errstate(invalid="ignore"):  # ±inf · 0 at x = ±inf, replaced by the limits
+        return _limits((s * (1.0 + x * (1.0 - s))).astype(s.dtype, copy=False), x)
 
 
 def identity_derivative(x: np.ndarray) -> np.ndarray:
@@ -118,6 +136,7 @@ def finite_difference_error(name: str, lo: float = -6.0, hi: float = 6.0, n: int
     True
     """
     f, df = get_activation(name), get_derivative(name)
+    step = require_positive_number(step, "step")
     x = input_grid(lo, hi, n)
     x = np.where(np.abs(x) < 2 * step, x + 4 * step, x)  # stay clear of the kink at 0
     numeric = (f(x + step) - f(x - step)) / (2 * step)
@@ -146,6 +165,7 @@ def autograd_error(name: str, lo: float = -6.0, hi: float = 6.0, n: int = 1201) 
 
 def derivative_check_rows(names=("relu", "gelu", "gelu_tanh", "silu")) -> list[dict]:
     """For each activation, the closed-form derivative against finite differences and autograd."""
+    names = require_names(names, "names", DERIVATIVES)
     return [
         {"name": name, "finite_difference": finite_difference_error(name),
          "autograd": autograd_error(name)}

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ._checks import require_positive_int
+from ._checks import (require_bool, require_choice, require_nonnegative_int, require_positive_int,
+                      require_positive_number)
 from .compute import (
     attention_projection_flops_per_token,
     attention_score_flops_per_token,
@@ -36,7 +37,7 @@ from .compute import (
     model_crossover,
 )
 from .model_parameters import countable, parameter_breakdown, with_tied_head
-from .models import ModelConfig, get_model, load_models
+from .models import ModelConfig, load_models, resolve_model
 from .parameters import attention_param_count, ffn_param_count, gated_ffn_param_count
 from .plotting import PALETTE
 from .width import llama_ffn_width
@@ -78,9 +79,9 @@ def width_d_ff(d_model: int, ratio: float, gated: bool, multiple_of: int = 1) ->
     2048
     """
     d_model = require_positive_int(d_model, "d_model")
-    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio < float("inf"):
-        raise ValueError(f"ratio must be a positive finite number, got {ratio!r}")
-    if gated:
+    ratio = require_positive_number(ratio, "ratio")
+    multiple_of = require_positive_int(multiple_of, "multiple_of")
+    if require_bool(gated, "gated"):
         return llama_ffn_width(d_model, multiple_of, ratio / 4)
     return require_positive_int(int(round(ratio * d_model)), "round(ratio · d_model)")
 
@@ -150,9 +151,7 @@ def model_variant(
     >>> v.n_encoder_layers, v.n_decoder_layers
     (4, 4)
     """
-    base = get_model(model) if isinstance(model, str) else model
-    if not isinstance(base, ModelConfig):
-        raise TypeError(f"model must be a model name or an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    base = resolve_model(model)
     changes: dict = {}
     if n_layers is not None:
         n_layers = require_positive_int(n_layers, "n_layers")
@@ -195,9 +194,8 @@ def model_variant(
     if any(v is not None for v in moe.values()):
         if not base.is_moe:
             raise ValueError(f"{base.name} is a dense model; expert settings apply to MoE models only")
-        if n_shared_experts is not None and (isinstance(n_shared_experts, bool)
-                                             or not isinstance(n_shared_experts, int) or n_shared_experts < 0):
-            raise ValueError(f"n_shared_experts must be a whole number >= 0, got {n_shared_experts!r}")
+        if n_shared_experts is not None:
+            n_shared_experts = require_nonnegative_int(n_shared_experts, "n_shared_experts")
         n_experts = base.n_experts if n_experts is None else require_positive_int(n_experts, "n_experts")
         top_k = (base.experts_per_token if experts_per_token is None
                  else require_positive_int(experts_per_token, "experts_per_token"))
@@ -229,6 +227,8 @@ def parameter_state(model: str, *, tied_head: bool | None = None, **changes) -> 
     >>> parameter_state("GPT-2 small", tied_head=False)["total"] - s["total"]  # 50257 · 768
     38597376
     """
+    if tied_head is not None:
+        tied_head = require_bool(tied_head, "tied_head")
     b = _breakdown_dict(model_variant(model, **changes), tied_head)
     rest = b["router"] + b["norms"] + b["other"]
     for suffix, ffn, total in (("", b["ffn"], b["total"]), ("_active", b["ffn_active"], b["total_active"])):
@@ -297,7 +297,7 @@ def compute_state(model: str, n_ctx: int) -> dict:
     >>> s["ffn"], s["scores"], s["crossover"]
     (9437184, 3145728, 3072.0)
     """
-    m = get_model(model)
+    m = resolve_model(model)
     n_ctx = require_positive_int(n_ctx, "n_ctx")
     row = model_crossover(m)
     window = m.attention_window
@@ -347,8 +347,7 @@ def explorable_data(kind: str) -> dict:
     crossover, window, pre-training context and note, computed here with
     :mod:`ffnbook.compute`.
     """
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    require_choice(kind, "kind", KINDS)
     data: dict = {"palette": list(PALETTE), "initial": dict(INITIAL[kind])}
     models = [m for m in load_models() if countable(m)]
     if kind == "width":

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import require_positive_int
+from ._checks import as_index_array, describe, require_index, require_int, require_positive_int, require_seed
 from .display import MarkdownTable
 
 #: The query token that ends every prompt; the model answers at its position.
@@ -58,16 +58,22 @@ class FactWorld(NamedTuple):
         return 1 + self.n_filler + self.n_subjects + self.n_relations + self.n_objects
 
     def filler_token(self, i):
-        return 1 + np.asarray(i)
+        """Token id of filler ``i`` (an int or an array of them, each in ``[0, n_filler)``)."""
+        return 1 + as_index_array(i, "i", high=self.n_filler, what="filler ids")
 
     def subject_token(self, s):
-        return 1 + self.n_filler + np.asarray(s)
+        """Token id of subject ``s`` (each in ``[0, n_subjects)``)."""
+        return 1 + self.n_filler + as_index_array(s, "s", high=self.n_subjects, what="subject ids")
 
     def relation_token(self, r):
-        return 1 + self.n_filler + self.n_subjects + np.asarray(r)
+        """Token id of relation ``r`` (each in ``[0, n_relations)``)."""
+        return 1 + self.n_filler + self.n_subjects + as_index_array(r, "r", high=self.n_relations,
+                                                                      what="relation ids")
 
     def object_token(self, o):
-        return 1 + self.n_filler + self.n_subjects + self.n_relations + np.asarray(o)
+        """Token id of object ``o`` (each in ``[0, n_objects)``)."""
+        return 1 + self.n_filler + self.n_subjects + self.n_relations + as_index_array(
+            o, "o", high=self.n_objects, what="object ids")
 
     def object_tokens(self) -> np.ndarray:
         """Token ids of all objects, in object order."""
@@ -107,24 +113,38 @@ def make_world(n_subjects: int, n_relations: int, n_objects: int, *, n_filler: i
     n_filler = require_positive_int(n_filler, "n_filler")
     if n_objects < 2:
         raise ValueError(f"n_objects must be at least 2, or every answer is the same; got {n_objects}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(require_seed(seed))
     objects = rng.integers(0, n_objects, size=(n_subjects, n_relations))
     return FactWorld(objects=objects, n_objects=n_objects, n_filler=n_filler)
 
 
-def check_facts(world: FactWorld, facts) -> np.ndarray:
-    """``facts`` as an int array of (subject, relation) rows that exist in ``world``."""
+def check_facts(world: FactWorld, facts, name: str = "facts") -> np.ndarray:
+    """``facts`` as an int array of (subject, relation) rows that exist in ``world``; errors name ``name``."""
+    check_world(world)
+    _refuse_text(facts, name)
     facts = np.asarray(facts)
     if facts.ndim != 2 or facts.shape[1] != 2 or facts.shape[0] == 0:
-        raise ValueError(f"facts must have shape (n_facts, 2) with at least one row, got {facts.shape}")
+        raise ValueError(f"{name} must have shape (n_facts, 2) with at least one row, got {facts.shape}")
     if not np.issubdtype(facts.dtype, np.integer):
-        raise TypeError(f"facts must hold integer (subject, relation) ids, got dtype {facts.dtype}")
+        raise TypeError(f"{name} must hold integer (subject, relation) ids, got dtype {facts.dtype}")
     limits = (world.n_subjects, world.n_relations)
-    for column, (name, limit) in enumerate(zip(("subject", "relation"), limits)):
+    for column, (kind, limit) in enumerate(zip(("subject", "relation"), limits)):
         bad = (facts[:, column] < 0) | (facts[:, column] >= limit)
         if bad.any():
-            raise ValueError(f"{name} ids must lie in [0, {limit}), got {facts[bad, column][0]}")
+            raise ValueError(f"{name} must hold {kind} ids in [0, {limit}), got {facts[bad, column][0]}")
     return facts
+
+
+def check_world(world, name: str = "world") -> FactWorld:
+    """``world`` if it is a :class:`FactWorld` (from :func:`make_world`), else TypeError."""
+    if not isinstance(world, FactWorld):
+        raise TypeError(f"{name} must be a FactWorld from ffnbook.facts.make_world, got {describe(world)}")
+    return world
+
+
+def _refuse_text(value, name: str) -> None:
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be an integer array, got {describe(value)}")
 
 
 class FactSplit(NamedTuple):
@@ -145,11 +165,10 @@ def split_facts(world: FactWorld, n_held_out: int, *, seed: int = 0) -> FactSpli
     >>> len(split.train), len(split.held_out)
     (7, 3)
     """
-    if isinstance(n_held_out, bool) or not isinstance(n_held_out, (int, np.integer)):
-        raise TypeError(f"n_held_out must be an integer, got {type(n_held_out).__name__}")
-    if not 0 <= n_held_out < world.n_facts:
-        raise ValueError(f"n_held_out must lie in [0, {world.n_facts}), got {n_held_out}")
-    order = np.random.default_rng(seed).permutation(world.n_facts)
+    check_world(world)
+    n_held_out = require_int(n_held_out, "n_held_out", minimum=0, maximum=world.n_facts - 1,
+                             expected=f"an integer in [0, {world.n_facts})")
+    order = np.random.default_rng(require_seed(seed)).permutation(world.n_facts)
     facts = world.all_facts()
     held = np.sort(order[:n_held_out])
     train = np.sort(order[n_held_out:])
@@ -202,8 +221,12 @@ def make_prompts(world: FactWorld, facts, seq_len: int, rng: np.random.Generator
 
 def repeat_facts(facts, n_times: int) -> np.ndarray:
     """Every fact ``n_times`` in a row: for evaluating each fact in several contexts."""
+    _refuse_text(facts, "facts")
+    facts = as_index_array(facts, "facts", ndim=2, what="(subject, relation) ids")
+    if facts.shape[1] != 2:
+        raise ValueError(f"facts must have shape (n_facts, 2), got {facts.shape}")
     n_times = require_positive_int(n_times, "n_times")
-    return np.repeat(np.asarray(facts), n_times, axis=0)
+    return np.repeat(facts, n_times, axis=0)
 
 
 def fact_prompts(world: FactWorld, facts, n_contexts: int, seq_len: int, *, seed: int) -> Prompts:
@@ -218,7 +241,8 @@ def fact_prompts(world: FactWorld, facts, n_contexts: int, seq_len: int, *, seed
     ((12, 5), [[0, 0], [0, 0], [0, 1], [0, 1]])
     """
     facts = check_facts(world, facts)
-    return make_prompts(world, repeat_facts(facts, n_contexts), seq_len, np.random.default_rng(seed))
+    n_contexts = require_positive_int(n_contexts, "n_contexts")
+    return make_prompts(world, repeat_facts(facts, n_contexts), seq_len, np.random.default_rng(require_seed(seed)))
 
 
 def prompt_text(world: FactWorld, tokens, answer=None) -> str:
@@ -228,17 +252,20 @@ def prompt_text(world: FactWorld, tokens, answer=None) -> str:
     >>> prompt_text(w, [1, 3, 5, 0], answer=6)
     'w0 s0 r0 → o0'
     """
-    names = world.token_names()
-    tokens = [int(t) for t in np.asarray(tokens).ravel()]
-    bad = [t for t in tokens if not 0 <= t < len(names)]
-    if bad:
-        raise ValueError(f"token ids must lie in [0, {len(names)}), got {bad[0]}")
+    names = check_world(world).token_names()
+    _refuse_text(tokens, "tokens")
+    tokens = [int(t) for t in as_index_array(tokens, "tokens", high=len(names), what="token ids").ravel()]
     text = " ".join(names[t] for t in tokens)
-    return text if answer is None else f"{text} {names[int(answer)]}"
+    if answer is None:
+        return text
+    return f"{text} {names[require_index(answer, 'answer', len(names), of='the token ids')]}"
 
 
 def prompt_table(world: FactWorld, prompts: Prompts, n_rows: int = 4) -> MarkdownTable:
     """The first ``n_rows`` prompts as a table: the tokens, the fact asked and the answer."""
+    check_world(world)
+    if not isinstance(prompts, Prompts):
+        raise TypeError(f"prompts must be Prompts from ffnbook.facts.make_prompts, got {describe(prompts)}")
     n_rows = min(require_positive_int(n_rows, "n_rows"), len(prompts.tokens))
     names = world.token_names()
     rows = [{"prompt": prompt_text(world, prompts.tokens[i]),

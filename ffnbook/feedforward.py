@@ -17,8 +17,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import (as_float_array, float_arrays, float_dtype, require_finite, require_finite_and_one_dtype,
-                      require_positive_int, require_shape)
+from ._checks import (as_float_array, describe, float_arrays, float_dtype, require_finite,
+                      require_bundle, require_finite_and_one_dtype, require_positive_int, require_seed,
+                      require_shape)
 from .activations import get_activation
 
 
@@ -44,6 +45,7 @@ class FFNParams(NamedTuple):
 
     def astype(self, dtype) -> "FFNParams":
         """The same weights converted to ``dtype`` (float32 or float64)."""
+        dtype = float_dtype(dtype)
         return FFNParams(*(np.asarray(a, dtype=dtype) for a in self))
 
 
@@ -72,6 +74,11 @@ def check_params(W1, b1, W2, b2) -> FFNParams:
     return FFNParams(**arrays)
 
 
+def ffn_params_of(params, name: str = "params") -> FFNParams:
+    """:func:`check_params` for one argument holding the four arrays (FFNParams or a plain tuple)."""
+    return check_params(*require_bundle(params, name, FFNParams._fields, "FFNParams"))
+
+
 def init_ffn_params(
     d_model: int, d_ff: int, *, seed: int = 0, dtype=np.float64
 ) -> FFNParams:
@@ -90,7 +97,7 @@ def init_ffn_params(
     d_model = require_positive_int(d_model, "d_model")
     d_ff = require_positive_int(d_ff, "d_ff")
     dtype = float_dtype(dtype)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(require_seed(seed))
     bound_in = 1.0 / np.sqrt(d_model)
     bound_hidden = 1.0 / np.sqrt(d_ff)
     W1 = rng.uniform(-bound_in, bound_in, size=(d_model, d_ff))
@@ -101,8 +108,15 @@ def init_ffn_params(
 
 
 def check_input(x, d_model: int, dtype: np.dtype, name: str = "x") -> np.ndarray:
-    """Validate an FFN input: float, finite, last axis ``d_model``, matching ``dtype``."""
-    x = as_float_array(x, name)
+    """Validate an FFN input: float, finite, last axis ``d_model``, matching ``dtype``.
+
+    Integer input is converted to ``dtype``, the weights' dtype.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be the argument's name (str), got {describe(name)}")
+    d_model = require_positive_int(d_model, "d_model")
+    dtype = float_dtype(dtype)
+    x = as_float_array(x, name, dtype=dtype)
     if x.ndim == 0:
         raise ValueError(f"{name} must have at least one axis of width d_model={d_model}, got a scalar")
     if x.shape[-1] != d_model:

@@ -20,8 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import (float_arrays, float_dtype, lookup, require_finite_and_one_dtype, require_positive_int,
-                      require_shape)
+from ._checks import (float_arrays, float_dtype, lookup, require_bundle, require_finite_and_one_dtype,
+                      require_positive_int, require_seed, require_shape)
 from .activations import gelu, identity, relu, sigmoid, silu
 from .feedforward import check_input
 # Pages call these as gated.gated_ffn_param_count and gated.equal_parameter_width.
@@ -78,6 +78,7 @@ class GatedParams(NamedTuple):
 
     def astype(self, dtype) -> "GatedParams":
         """The same weights converted to ``dtype`` (float32 or float64)."""
+        dtype = float_dtype(dtype)
         return GatedParams(*(np.asarray(a, dtype=dtype) for a in self))
 
 
@@ -101,6 +102,11 @@ def check_gated_params(W, V, W2) -> GatedParams:
     return GatedParams(**arrays)
 
 
+def gated_params_of(params, name: str = "params") -> GatedParams:
+    """:func:`check_gated_params` for one argument holding the three matrices (GatedParams or a tuple)."""
+    return check_gated_params(*require_bundle(params, name, GatedParams._fields, "GatedParams"))
+
+
 def init_gated_params(d_model: int, d_ff: int, seed: int = 0, dtype=np.float64) -> GatedParams:
     """Random gated-FFN weights, reproducible from ``seed``.
 
@@ -114,7 +120,7 @@ def init_gated_params(d_model: int, d_ff: int, seed: int = 0, dtype=np.float64) 
     d_model = require_positive_int(d_model, "d_model")
     d_ff = require_positive_int(d_ff, "d_ff")
     dtype = float_dtype(dtype)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(require_seed(seed))
     bound_in, bound_hidden = 1.0 / np.sqrt(d_model), 1.0 / np.sqrt(d_ff)
     W = rng.uniform(-bound_in, bound_in, size=(d_model, d_ff))
     V = rng.uniform(-bound_in, bound_in, size=(d_model, d_ff))
@@ -151,7 +157,7 @@ def gated_ffn(x, W, V, W2, activation: str = "silu") -> np.ndarray:
 
 def gated_layer(params: GatedParams, activation: str = "silu"):
     """The gated FFN with fixed weights, as a one-argument layer for :mod:`ffnbook.position_independence`."""
-    params = check_gated_params(*params)
+    params = gated_params_of(params)
     get_gate_activation(activation)
     return lambda x: gated_ffn(x, *params, activation=activation)
 
@@ -167,7 +173,7 @@ class GateSample(NamedTuple):
 def hidden_values(x, params: GatedParams, activation: str = "silu") -> GateSample:
     """The gate, the linear branch and their product for input ``x``, each flattened."""
     act = get_gate_activation(activation)
-    params = check_gated_params(*params)
+    params = gated_params_of(params)
     x = check_input(x, params.d_model, params.dtype)
     gate, linear = act(x @ params.W), x @ params.V
     return GateSample(gate.ravel(), linear.ravel(), (gate * linear).ravel())
@@ -235,6 +241,8 @@ def gate_histogram_figure(x, params: GatedParams, activation: str = "silu"):
     from .plotting import PALETTE, BookFigure, new_figure, styled
 
     sample = hidden_values(x, params, activation)
+    if sample.gate.size == 0:
+        raise ValueError(f"x must hold at least one position, got shape {np.shape(x)}")
 
     @styled
     def draw():

@@ -11,8 +11,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._checks import lookup, require_positive_int
-from .gated import GatedParams, check_gated_params, gated_ffn
+from ._checks import lookup, require_positions, require_positive_int, require_tensor_size
+from .feedforward import check_input
+from .gated import GatedParams, gated_ffn, gated_params_of
 from .torch_ffn import TORCH_ACTIVATIONS, PositionwiseFFN, check_tensor, load_linear, module_max_diff, torch_dtype
 
 #: Torch modules for the activation names :func:`ffnbook.gated.gated_ffn` accepts:
@@ -37,6 +38,7 @@ class GatedFFN(nn.Module):
         super().__init__()
         self.d_model = require_positive_int(d_model, "d_model")
         self.d_ff = require_positive_int(d_ff, "d_ff")
+        require_tensor_size({"d_model": self.d_model, "d_ff": self.d_ff}, ("d_model", "d_ff"))
         lookup(TORCH_GATE_ACTIVATIONS, activation, "gate activation")
         self.activation_name = activation
         self.w = nn.Linear(self.d_model, self.d_ff, bias=False)
@@ -52,7 +54,7 @@ class GatedFFN(nn.Module):
     @classmethod
     def from_numpy(cls, params: GatedParams, activation: str = "silu") -> "GatedFFN":
         """A module holding exactly the weights in ``params`` (same dtype)."""
-        params = check_gated_params(*params)
+        params = gated_params_of(params)
         module = cls(params.d_model, params.d_ff, activation=activation)
         module.to(torch_dtype(params.dtype))
         for layer, weight in ((module.w, params.W), (module.v, params.V), (module.w2, params.W2)):
@@ -79,6 +81,7 @@ def numpy_torch_max_diff(x: np.ndarray, params: GatedParams, activation: str = "
     >>> numpy_torch_max_diff(np.ones((3, 8)), init_gated_params(8, 12), "gelu") < 1e-12
     True
     """
-    params = check_gated_params(*params)
+    params = gated_params_of(params)
+    x = require_positions(check_input(x, params.d_model, params.dtype), "x", axis=-1)
     module = GatedFFN.from_numpy(params, activation)
     return module_max_diff(module, x, gated_ffn(x, *params, activation=activation))

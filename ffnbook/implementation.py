@@ -28,8 +28,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import as_float_array, lookup, require_finite, require_positive_int
-from .feedforward import FFNParams, check_input, check_params, ffn, init_ffn_params
+from ._checks import (as_float_array, describe, lookup, require_choice, require_finite, require_names, require_number,
+                      require_positions, require_positive_int, require_positive_number, require_seed,
+                      require_tensor_size)
+from .feedforward import FFNParams, check_input, ffn, ffn_params_of, init_ffn_params
 from .plotting import PALETTE, BookFigure, new_figure, styled
 from .position_independence import batch_vs_rows_max_diff, ffn_layer, random_tokens
 from .torch_ffn import linear_weights, load_linear, torch_dtype
@@ -66,6 +68,7 @@ def linear_layout(d_model: int, d_ff: int) -> LinearLayout:
     """
     d_model = require_positive_int(d_model, "d_model")
     d_ff = require_positive_int(d_ff, "d_ff")
+    require_tensor_size({"d_model": d_model, "d_ff": d_ff}, ("d_model", "d_ff"))
     linear = nn.Linear(d_model, d_ff, device="meta")
     return LinearLayout(numpy_W1=(d_model, d_ff), torch_weight=tuple(linear.weight.shape))
 
@@ -82,11 +85,11 @@ def linear_positionwise_max_diff(x, *, d_out: int = 8, seed: int = 0) -> float:
     True
     """
     x = as_float_array(x, "x")
-    if x.ndim != 3:
-        raise ValueError(f"x must have shape (batch, seq_len, d_model), got {x.shape}")
+    if x.ndim != 3 or x.size == 0:
+        raise ValueError(f"x must have shape (batch, seq_len, d_model), with at least one position, got {x.shape}")
     require_finite(x, "x")
-    d_out = require_positive_int(d_out, "d_out")
-    torch.manual_seed(seed)
+    d_out = require_positive_int(d_out, "d_out", maximum=65_536)
+    torch.manual_seed(require_seed(seed))
     linear = nn.Linear(x.shape[-1], d_out).double()
     xt = torch.from_numpy(x.astype(np.float64))
     with torch.no_grad():
@@ -105,13 +108,12 @@ def encoder_layer_with(params: FFNParams, activation: str = "relu", *, nhead: in
     ``dim_feedforward = d_ff``; the weights are copied transposed, because
     ``nn.Linear`` stores ``(out, in)``. It is returned in eval mode.
     """
-    params = check_params(*params)
+    params = ffn_params_of(params)
     activation = _check_activation(activation)
     nhead = require_positive_int(nhead, "nhead")
     if params.d_model % nhead:
         raise ValueError(f"nhead={nhead} must divide d_model={params.d_model}")
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+    dropout = require_number(dropout, "dropout", low=0, high=1, high_open=True, expected="a probability in [0, 1)")
     layer = nn.TransformerEncoderLayer(
         params.d_model, nhead, dim_feedforward=params.d_ff, dropout=float(dropout),
         activation=ENCODER_ACTIVATIONS[activation], batch_first=True,
@@ -134,8 +136,8 @@ def transformer_encoder_ffn_max_diff(params: FFNParams, x, activation: str = "re
     >>> transformer_encoder_ffn_max_diff(p, np.ones((2, 3, 8)), "gelu", nhead=2) < 1e-12
     True
     """
-    params = check_params(*params)
-    x = check_input(x, params.d_model, params.dtype)
+    params = ffn_params_of(params)
+    x = require_positions(check_input(x, params.d_model, params.dtype), "x", axis=-1)
     layer = encoder_layer_with(params, activation, nhead=nhead)
     with torch.no_grad():
         got = layer._ff_block(torch.from_numpy(np.ascontiguousarray(x))).numpy()
@@ -173,8 +175,8 @@ def precision_comparison(params: FFNParams, x, activation: str = "relu") -> Prec
     >>> c.float32 > c.float64
     True
     """
-    params = check_params(*params)
-    x = check_input(x, params.d_model, params.dtype)
+    params = ffn_params_of(params)
+    x = require_positions(check_input(x, params.d_model, params.dtype), "x", axis=-1)
     diffs, ulps, eps = {}, {}, {}
     for dtype in (np.float32, np.float64):
         p, xd = params.astype(dtype), x.astype(dtype)
@@ -211,15 +213,12 @@ def dtype_rows(params: FFNParams, x, activation: str = "relu", dtypes: Sequence[
     >>> [r["dtype"] for r in rows], rows[0]["rel_error"]
     (['float64', 'float32', 'bfloat16', 'float16'], 0.0)
     """
-    params = check_params(*params)
-    x = check_input(x, params.d_model, params.dtype)
+    params = ffn_params_of(params)
+    x = require_positions(check_input(x, params.d_model, params.dtype), "x", axis=-1)
     if x.ndim != 2:
         raise ValueError(f"x must have shape (seq_len, d_model), got {x.shape}")
     _check_activation(activation)
-    names = list(dtypes)
-    for name in names:
-        if name not in DTYPES:
-            raise ValueError(f"unknown dtype {name!r}; expected some of: {', '.join(DTYPES)}")
+    names = require_names(dtypes, "dtypes", DTYPES)
     act = {"relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
            "silu": F.silu}[activation]
     tensors = [torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64)) for a in (x, *params)]
@@ -278,9 +277,9 @@ def stored_as(value: float, dtypes: Sequence[str] = DTYPES) -> dict:
     >>> stored_as(1e-8, ("float16", "bfloat16"))["float16"]
     0.0
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"value must be a number, got {type(value).__name__}")
-    return {name: float(torch.tensor(float(value), dtype=getattr(torch, name)).double()) for name in dtypes}
+    value = require_number(value, "value", allow_inf=True, expected="a real number")
+    dtypes = require_names(dtypes, "dtypes", DTYPES)
+    return {name: float(torch.tensor(value, dtype=getattr(torch, name)).double()) for name in dtypes}
 
 
 class DropoutDemo(NamedTuple):
@@ -303,10 +302,11 @@ def dropout_demo(params: FFNParams, x, activation: str = "relu", *, p: float = 0
     A forward hook on the first dropout module records which hidden
     activations it zeroed and how it rescaled the rest.
     """
-    params = check_params(*params)
-    x = check_input(x, params.d_model, params.dtype)
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 < p < 1.0:
-        raise ValueError(f"p must be a dropout probability in (0, 1), got {p!r}")
+    params = ffn_params_of(params)
+    x = require_positions(check_input(x, params.d_model, params.dtype), "x", axis=-1)
+    p = require_number(p, "p", low=0, high=1, low_open=True, high_open=True,
+                       expected="a dropout probability in (0, 1)")
+    seed = require_seed(seed)
     layer = encoder_layer_with(params, activation, dropout=p)
     xt = torch.from_numpy(np.ascontiguousarray(x))
     seen = {}
@@ -363,10 +363,10 @@ def init_params(scheme: str, d_model: int, d_ff: int, *, seed: int = 0) -> FFNPa
     >>> init_params("torch_default", 4, 16).W1.shape
     (4, 16)
     """
-    if scheme not in INIT_SCHEMES:
-        raise ValueError(f"unknown scheme {scheme!r}; expected one of: {', '.join(INIT_SCHEMES)}")
+    require_choice(scheme, "scheme", INIT_SCHEMES)
     d_model = require_positive_int(d_model, "d_model")
     d_ff = require_positive_int(d_ff, "d_ff")
+    seed = require_seed(seed)
     if scheme == "ffnbook":
         return init_ffn_params(d_model, d_ff, seed=seed)
     torch.manual_seed(seed)
@@ -396,6 +396,10 @@ def init_output_scale(d_model: int, d_ff: int, *, schemes: Sequence[str] = INIT_
     True
     """
     n_tokens = require_positive_int(n_tokens, "n_tokens")
+    d_model = require_positive_int(d_model, "d_model")
+    schemes = require_names(schemes, "schemes", INIT_SCHEMES)
+    _check_activation(activation)
+    seed = require_seed(seed)
     x = random_tokens((n_tokens, d_model), seed=seed + 1000)
     out = {}
     for scheme in schemes:
@@ -421,6 +425,11 @@ def predicted_default_output_std() -> float:
 @styled
 def init_scale_figure(scales: dict) -> BookFigure:
     """Horizontal bars: output std per initialisation scheme, with the input's std of 1 marked."""
+    if not isinstance(scales, dict) or not scales:
+        raise TypeError(f"scales must be a non-empty dict {{scheme: output std}}, got {describe(scales)}")
+    for name, value in scales.items():
+        require_choice(name, "scales' keys", INIT_SCHEMES)
+        require_positive_number(value, f"scales[{name!r}]")
     names = list(scales)
     fig = new_figure(7.0, 0.6 * len(names) + 1.4)
     ax = fig.subplots()

@@ -28,9 +28,9 @@ import statistics
 import time
 from typing import NamedTuple, Sequence
 
-from ._checks import require_positive_int
+from ._checks import require_choice, require_positive_int, require_sequence
 from .model_parameters import parameter_breakdown
-from .models import ModelConfig, get_model
+from .models import ModelConfig, check_model, get_model, resolve_model  # noqa: F401  (get_model: the doctests)
 from .plotting import PALETTE, BookFigure, new_figure, styled
 
 #: Bytes per stored number in each format (16-bit bfloat16 and float16, 32-bit float32).
@@ -44,25 +44,33 @@ BITS_PER_WEIGHT = {"bfloat16": 16, "float16": 16, "float32": 32, "int8": 8, "int
 DECODE_MODELS = ("GPT-2 small", "LLaMA-1 7B", "Llama-2 70B", "Mistral 7B", "Mixtral 8x7B", "DeepSeek-V3")
 
 
-def _check_decoder(model) -> ModelConfig:
-    if not isinstance(model, ModelConfig):
-        raise TypeError(f"expected an ffnbook.models.ModelConfig, got {type(model).__name__}")
+def _check_decoder(model, name: str = "model") -> ModelConfig:
+    model = check_model(model, name)
     if model.architecture != "decoder":
-        raise ValueError(f"{model.name} is not a decoder-only model; token-by-token decoding "
+        raise ValueError(f"{name} is {model.name}, not a decoder-only model; token-by-token decoding "
                          "is counted for decoder-only models")
     if model.d_head is None:
-        raise ValueError(f"{model.name}: the fact sheet does not confirm its attention head size, "
+        raise ValueError(f"{name} is {model.name}, whose attention head size the fact sheet does not confirm, "
                          "so its KV cache cannot be counted")
     if not model.attention_window_known:
-        raise ValueError(f"{model.name} restricts some attention layers to a band of unknown size, "
-                         "so its KV-cache reads cannot be counted")
+        raise ValueError(f"{name} is {model.name}, which restricts some attention layers to a band of "
+                         "unknown size, so its KV-cache reads cannot be counted")
     return model
 
 
 def _bytes(dtype: str) -> int:
-    if dtype not in BYTES_PER_VALUE:
-        raise ValueError(f"dtype must be one of {', '.join(BYTES_PER_VALUE)}, got {dtype!r}")
-    return BYTES_PER_VALUE[dtype]
+    return BYTES_PER_VALUE[require_choice(dtype, "dtype", BYTES_PER_VALUE)]
+
+
+def _decoders(names) -> list[ModelConfig]:
+    """The sheet's models called ``names``, each a decoder with a known training context."""
+    models = []
+    for i, name in enumerate(require_sequence(names, "names", expected="a list or tuple of model names")):
+        model = _check_decoder(resolve_model(name, f"names[{i}]"), f"names[{i}]")
+        if model.context_length is None:
+            raise ValueError(f"names[{i}] is {model.name}, whose training context the sheet does not give")
+        models.append(model)
+    return models
 
 
 def kv_cache_values_per_position(model: ModelConfig) -> int:
@@ -209,7 +217,7 @@ def decode_step_weight_bytes(model: ModelConfig, batch_size: int, dtype: str = "
 
     model = _check_decoder(model)
     if not model.is_moe:
-        raise ValueError(f"{model.name} is a dense model; every step reads all its weights")
+        raise ValueError(f"model {model.name} is a dense model; every step reads all its weights")
     batch_size = require_positive_int(batch_size, "batch_size")
     size = _bytes(dtype)
     counts = parameter_breakdown(model)
@@ -232,11 +240,10 @@ def decode_rows(names: Sequence[str] = DECODE_MODELS, dtype: str = "bfloat16") -
     of the bytes with almost no context), ``kv_gb`` and ``ffn_share_at_context``
     (with the full training context in the cache).
     """
+    _bytes(dtype)
     rows = []
-    for name in names:
-        model = get_model(name)
-        if model.context_length is None:
-            raise ValueError(f"the sheet gives no training context for {name}")
+    for model in _decoders(names):
+        name = model.name
         short = decode_bytes_per_token(model, 1, dtype)
         full = decode_bytes_per_token(model, model.context_length, dtype)
         rows.append({
@@ -276,9 +283,7 @@ def training_flops_per_token(model: ModelConfig) -> int:
     >>> training_flops_per_token(get_model("GPT-2 small")) == 6 * (124439808 - (50257 + 1024) * 768)
     True
     """
-    if not isinstance(model, ModelConfig):
-        raise TypeError(f"expected an ffnbook.models.ModelConfig, got {type(model).__name__}")
-    counts = parameter_breakdown(model)
+    counts = parameter_breakdown(check_model(model))
     return 6 * (counts.total_active - counts.embeddings)
 
 
@@ -302,13 +307,15 @@ def decode_share_figure(names: Sequence[str] = DECODE_MODELS, dtype: str = "bflo
     """
     if contexts is None:
         contexts = [2**k for k in range(0, 18)]
-    contexts = [require_positive_int(n, "each context length") for n in contexts]
+    contexts = require_sequence(contexts, "contexts", item=require_positive_int)
+    models = _decoders(names)
+    _bytes(dtype)
     fig = new_figure(7.2, 4.4)
     ax = fig.add_subplot()
     markers = "osD^vP"
     summary = []
-    for i, name in enumerate(names):
-        model = get_model(name)
+    for i, model in enumerate(models):
+        name = model.name
         shares = [100 * decode_bytes_per_token(model, n, dtype).ffn_share for n in contexts]
         colour = PALETTE[i % len(PALETTE)]
         ax.plot(contexts, shares, color=colour, label=name)
@@ -369,9 +376,9 @@ def measure_machine_balance(*, n: int = 1024, copy_mib: int = 128, repeats: int 
     """
     import torch
 
-    n = require_positive_int(n, "n")
-    copy_mib = require_positive_int(copy_mib, "copy_mib")
-    repeats = require_positive_int(repeats, "repeats")
+    n = require_positive_int(n, "n", maximum=16_384)
+    copy_mib = require_positive_int(copy_mib, "copy_mib", maximum=4_096)
+    repeats = require_positive_int(repeats, "repeats", maximum=1_000)
 
     def median_seconds(fn) -> float:
         fn()  # warm-up

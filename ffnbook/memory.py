@@ -23,8 +23,10 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ._checks import as_float_array, lookup, require_finite, require_positive_int, require_shape
-from .feedforward import FFNParams, check_input, check_params, ffn
+from ._checks import (as_float_array, describe, lookup, require_bundle, require_choice, require_finite, require_index,
+                      require_instance, require_number, require_positive_int, require_positive_number,
+                      require_seed, require_sequence, require_shape)
+from .feedforward import FFNParams, check_input, ffn, ffn_params_of
 from .plotting import PALETTE, BookFigure, new_figure, styled
 
 
@@ -73,7 +75,7 @@ def random_memories(n_memories: int, d_model: int, *, seed: int = 0) -> Memories
     """
     n_memories = require_positive_int(n_memories, "n_memories")
     d_model = require_positive_int(d_model, "d_model")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(require_seed(seed))
     keys = rng.standard_normal((n_memories, d_model))
     values = rng.standard_normal((n_memories, d_model))
     keys /= np.linalg.norm(keys, axis=1, keepdims=True)
@@ -101,6 +103,11 @@ def _check_memories(keys, values) -> tuple[np.ndarray, np.ndarray]:
             f"keys must have unit length; key {worst} has length {norms[worst]:.6g}"
         )
     return keys, values
+
+
+def _memories_of(memories) -> tuple[np.ndarray, np.ndarray]:
+    """The keys and values of one ``memories`` argument (Memories or a pair), checked."""
+    return _check_memories(*require_bundle(memories, "memories", Memories._fields, "Memories"))
 
 
 def build_memory_ffn(keys, values, *, threshold: float = 0.5) -> FFNParams:
@@ -153,7 +160,7 @@ def retrieve(params: FFNParams, queries) -> Retrieval:
     >>> [round(float(h), 6) for h in r.hidden[0]]
     [0.0, 1.0, 0.0, 0.0]
     """
-    params = check_params(*params)
+    params = ffn_params_of(params)
     queries = check_input(queries, params.d_model, params.dtype, "queries")
     if queries.ndim != 2:
         raise ValueError(f"queries must have shape (n_queries, d_model), got {queries.shape}")
@@ -173,11 +180,11 @@ def noisy_queries(keys, noise: float, *, seed: int = 0) -> np.ndarray:
     >>> bool(np.allclose(np.linalg.norm(q - k, axis=1), 0.5))
     True
     """
-    keys = as_float_array(keys, "keys")
+    keys = as_float_array(keys, "keys", finite=True)
     if keys.ndim != 2:
         raise ValueError(f"keys must have shape (n_memories, d_model), got {keys.shape}")
     noise = _check_noise(noise)
-    directions = np.random.default_rng(seed).standard_normal(keys.shape)
+    directions = np.random.default_rng(require_seed(seed)).standard_normal(keys.shape)
     directions /= np.linalg.norm(directions, axis=1, keepdims=True)
     return (keys + noise * directions).astype(keys.dtype)
 
@@ -190,13 +197,19 @@ def decode(output, values) -> np.ndarray:
     >>> decode(np.array([[0.0, 2.0], [0.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 1.0]])).tolist()
     [1, -1]
     """
-    output = as_float_array(output, "output")
-    values = as_float_array(values, "values")
+    output = as_float_array(output, "output", finite=True)
+    values = as_float_array(values, "values", finite=True)
     if output.ndim != 2 or values.ndim != 2 or output.shape[1] != values.shape[1]:
         raise ValueError(
             f"output (n, d) and values (m, d) must share d, got {output.shape} and {values.shape}"
         )
-    unit_values = values / np.linalg.norm(values, axis=1, keepdims=True)
+    if values.shape[0] == 0:
+        raise ValueError("values must hold at least one stored value, got none")
+    lengths = np.linalg.norm(values, axis=1, keepdims=True)
+    if (lengths == 0).any():
+        raise ValueError(f"values must have non-zero rows (a zero value has no direction), row "
+                         f"{int(np.flatnonzero(lengths == 0)[0])} is zero")
+    unit_values = values / lengths
     cosines = output @ unit_values.T
     best = np.argmax(cosines, axis=1)
     best[np.linalg.norm(output, axis=1) == 0.0] = -1
@@ -241,10 +254,9 @@ def query_example(memories: Memories, slot: int, noise: float, *, threshold: flo
     >>> ex.fired, round(ex.activation, 12), round(ex.cosine, 12)
     ((3,), 1.0, 1.0)
     """
-    keys, values = _check_memories(*memories)
+    keys, values = _memories_of(memories)
     n = keys.shape[0]
-    if isinstance(slot, bool) or not isinstance(slot, (int, np.integer)) or not 0 <= slot < n:
-        raise ValueError(f"slot must be an integer in [0, {n}), got {slot!r}")
+    slot = require_index(slot, "slot", n, of="the stored memories")
     params = build_memory_ffn(keys, values, threshold=threshold)
     query = noisy_queries(keys[slot : slot + 1], noise, seed=seed)
     r = retrieve(params, query)
@@ -278,8 +290,11 @@ def accuracy_grid(d_model: int, memory_ratios: Sequence[float], noise_levels: Se
     (16, [1.0])
     """
     d_model = require_positive_int(d_model, "d_model")
-    if not len(memory_ratios) or not len(noise_levels):
-        raise ValueError("memory_ratios and noise_levels must each hold at least one value")
+    memory_ratios = require_sequence(memory_ratios, "memory_ratios", item=require_positive_number)
+    noise_levels = require_sequence(noise_levels, "noise_levels",
+                                    item=lambda v, label: require_number(v, label, low=0))
+    threshold = _check_threshold(threshold)
+    seed = require_seed(seed)
     rows = []
     for ratio in memory_ratios:
         n = int(round(float(ratio) * d_model))
@@ -292,6 +307,17 @@ def accuracy_grid(d_model: int, memory_ratios: Sequence[float], noise_levels: Se
     return rows
 
 
+def _accuracy_row(row, label: str, n_levels: int) -> dict:
+    """One row of :func:`accuracy_grid`: a dict whose ``accuracy`` holds one share in [0, 1] per noise level."""
+    if not isinstance(row, dict) or "accuracy" not in row:
+        raise TypeError(f"{label} must be a row of accuracy_grid(), a dict with key 'accuracy', got {describe(row)}")
+    accuracy = require_sequence(row["accuracy"], f"{label}['accuracy']",
+                                item=lambda v, lab: require_number(v, lab, low=0, high=1))
+    if len(accuracy) != n_levels:
+        raise ValueError(f"{label}['accuracy'] needs one accuracy per noise level ({n_levels}), got {len(accuracy)}")
+    return row
+
+
 def noise_recalled_perfectly(rows: list[dict], noise_levels: Sequence[float]) -> float:
     """The largest noise level up to which every memory of :func:`accuracy_grid` recalls every pair.
 
@@ -302,8 +328,10 @@ def noise_recalled_perfectly(rows: list[dict], noise_levels: Sequence[float]) ->
     >>> noise_recalled_perfectly(rows, [0.0, 1.0, 2.0])
     0.0
     """
-    if not rows or any(len(r["accuracy"]) != len(noise_levels) for r in rows):
-        raise ValueError("each row needs one accuracy per noise level")
+    noise_levels = require_sequence(noise_levels, "noise_levels",
+                                    item=lambda v, label: require_number(v, label, low=0))
+    rows = require_sequence(rows, "rows", expected="a list of accuracy_grid() rows",
+                            item=lambda r, label: _accuracy_row(r, label, len(noise_levels)))
     perfect = None
     for j, noise in enumerate(noise_levels):
         if all(r["accuracy"][j] == 1.0 for r in rows):
@@ -319,9 +347,7 @@ def noise_recalled_perfectly(rows: list[dict], noise_levels: Sequence[float]) ->
 
 
 def _check_seed(seed, name: str = "seed") -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {seed!r}")
-    return int(seed)
+    return require_seed(seed, name)
 
 
 def least_squares_memory(keys, values, *, noise: float = 0.0) -> np.ndarray:
@@ -382,7 +408,7 @@ def linear_recall(W, keys, values, noise: float, *, seed: int = 0) -> float:
     1.0
     """
     keys, values = _check_memories(keys, values)
-    W = as_float_array(W, "W")
+    W = as_float_array(W, "W", finite=True)
     d_model = keys.shape[1]
     require_shape(W, (d_model, d_model), "W")
     require_finite(W, "W")
@@ -433,16 +459,14 @@ def recall_comparison(d_model: int, memory_ratios: Sequence[float], noise_levels
     """
     d_model = require_positive_int(d_model, "d_model")
     threshold = _check_threshold(threshold)
-    ratios = [float(r) for r in memory_ratios]
-    levels = [_check_noise(v) for v in noise_levels]
-    seeds = [_check_seed(s, "each seed") for s in seeds]
-    if not ratios or not levels or not seeds:
-        raise ValueError("memory_ratios, noise_levels and seeds must each hold at least one value")
+    ratios = require_sequence(memory_ratios, "memory_ratios", item=require_positive_number)
+    levels = require_sequence(noise_levels, "noise_levels", item=lambda v, label: require_number(v, label, low=0))
+    seeds = require_sequence(seeds, "seeds", item=require_seed)
     sizes = []
     for ratio in ratios:
         n = int(round(ratio * d_model))
-        if not np.isfinite(ratio) or n < 1:
-            raise ValueError(f"memory ratio {ratio} gives fewer than one memory at d_model={d_model}")
+        if n < 1:
+            raise ValueError(f"memory_ratios: {ratio:g} gives fewer than one memory at d_model={d_model}")
         sizes.append(n)
     recall = {name: np.zeros((len(ratios), len(levels), len(seeds))) for name in MEMORY_NAMES}
     for i, n in enumerate(sizes):
@@ -481,6 +505,8 @@ def _percent(values) -> str:
 @styled
 def recall_comparison_figure(by_pairs: RecallComparison, by_noise: RecallComparison) -> BookFigure:
     """Two panels: recall against the number of pairs (exact keys), and against noise (one memory size)."""
+    for value, name in ((by_pairs, "by_pairs"), (by_noise, "by_noise")):
+        require_instance(value, name, RecallComparison, "a RecallComparison from recall_comparison")
     if len(by_noise.n_memories) != 1:
         raise ValueError(f"by_noise must hold one memory size, got {len(by_noise.n_memories)}")
     fig = new_figure(5.4, 7.4)
@@ -540,9 +566,9 @@ def _hidden(params: FFNParams, inputs) -> np.ndarray:
 
 
 def _check_edit(params: FFNParams, key, new_value):
-    params = check_params(*params)
-    key = check_input(np.asarray(key), params.d_model, params.dtype, "key")
-    new_value = check_input(np.asarray(new_value), params.d_model, params.dtype, "new_value")
+    params = ffn_params_of(params)
+    key = check_input(key, params.d_model, params.dtype, "key")
+    new_value = check_input(new_value, params.d_model, params.dtype, "new_value")
     if key.ndim != 1 or new_value.ndim != 1:
         raise ValueError(f"key and new_value must be single vectors, got shapes {key.shape} and {new_value.shape}")
     hidden = _hidden(params, key)
@@ -600,7 +626,7 @@ def covariance_edit(params: FFNParams, key, new_value, inputs) -> FFNParams:
     (True, True)
     """
     params, hidden, residual = _check_edit(params, key, new_value)
-    inputs = check_input(np.asarray(inputs), params.d_model, params.dtype, "inputs")
+    inputs = check_input(inputs, params.d_model, params.dtype, "inputs")
     if inputs.ndim != 2 or inputs.shape[0] == 0:
         raise ValueError(f"inputs must have shape (n_inputs, d_model) with at least one input, got {inputs.shape}")
     # C⁺ h* through the SVD of H rather than of C = HᵀH, whose condition number is the square of H's.
@@ -647,11 +673,12 @@ def edit_spill(memories: Memories, slot: int, new_value, *, threshold: float = 0
     >>> e.units_per_key, max(e.other_changes)
     (1.0, 0.0)
     """
-    keys, values = _check_memories(*memories)
+    keys, values = _memories_of(memories)
     n = keys.shape[0]
-    if isinstance(slot, bool) or not isinstance(slot, (int, np.integer)) or not 0 <= slot < n:
-        raise ValueError(f"slot must be an integer in [0, {n}), got {slot!r}")
-    lookup(dict.fromkeys(EDIT_METHODS), method, "edit method")
+    slot = require_index(slot, "slot", n, of="the stored memories")
+    require_choice(method, "method", EDIT_METHODS)
+    threshold = _check_threshold(threshold)
+    new_value = check_input(new_value, keys.shape[1], keys.dtype, "new_value")
     if statistics is not None and method != "covariance":
         raise ValueError(f"statistics are used only by method='covariance', not by {method!r}")
     params = build_memory_ffn(keys, values, threshold=threshold)
@@ -691,10 +718,10 @@ def largest_spills(memories: Memories, new_value, *, threshold: float = 0.5,
     >>> largest_spills(m, m.values[0]) == [0.0] * 16  # one unit per key: nothing else moves
     True
     """
-    keys, values = _check_memories(*memories)
-    lookup(dict.fromkeys(EDIT_METHODS), method, "edit method")
+    keys, values = _memories_of(memories)
+    require_choice(method, "method", EDIT_METHODS)
     params = build_memory_ffn(keys, values, threshold=threshold)
-    new_value = check_input(np.asarray(new_value), params.d_model, params.dtype, "new_value")
+    new_value = check_input(new_value, params.d_model, params.dtype, "new_value")
     if new_value.ndim != 1:
         raise ValueError(f"new_value must be a single vector, got shape {new_value.shape}")
     retrieval = retrieve(params, keys)
@@ -723,6 +750,10 @@ class StatisticsSpill(NamedTuple):
     forced: bool  #: the edited key's hidden activation is a combination of the other covered inputs'
 
 
+#: The most inputs :func:`statistics_spill` draws (each is a random vector of width ``d_model``).
+MAX_INPUTS = 1_000_000
+
+
 def statistics_spill(memories: Memories, slot: int, new_value, sizes: Sequence[int], *,
                      threshold: float = 0.5, seed: int = 0, n_unseen: int = 256) -> list[StatisticsSpill]:
     """Edit ``slot`` with :func:`covariance_edit` using statistics of more and more inputs.
@@ -744,15 +775,14 @@ def statistics_spill(memories: Memories, slot: int, new_value, sizes: Sequence[i
     >>> [(r.n_inputs, r.covered_change < 1e-12, r.forced) for r in rows]
     [(8, True, False), (16, True, False), (24, False, True)]
     """
-    keys, values = _check_memories(*memories)
+    keys, values = _memories_of(memories)
     n, d_model = keys.shape
-    if isinstance(slot, bool) or not isinstance(slot, (int, np.integer)) or not 0 <= slot < n:
-        raise ValueError(f"slot must be an integer in [0, {n}), got {slot!r}")
-    sizes = [require_positive_int(m, "each size") for m in sizes]
-    if not sizes:
-        raise ValueError("sizes must hold at least one number of inputs")
+    slot = require_index(slot, "slot", n, of="the stored memories")
+    sizes = require_sequence(sizes, "sizes", item=lambda m, label: require_positive_int(m, label, maximum=MAX_INPUTS))
     seed = _check_seed(seed)
-    n_unseen = require_positive_int(n_unseen, "n_unseen")
+    n_unseen = require_positive_int(n_unseen, "n_unseen", maximum=MAX_INPUTS)
+    threshold = _check_threshold(threshold)
+    new_value = check_input(new_value, d_model, keys.dtype, "new_value")
     params = build_memory_ffn(keys, values, threshold=threshold)
     # A stream of its own ([seed, 1] never equals random_memories' seed), so no extra input repeats a key.
     extra = np.random.default_rng([seed, 1]).standard_normal((max(max(sizes) - n, 0) + n_unseen, d_model))
@@ -803,8 +833,12 @@ def _log_axis(ax, top: float = 3.0) -> None:
 @styled
 def edit_spill_figure(spills: Sequence[EditSpill], slot: int) -> BookFigure:
     """How far each other stored key's output moves under each edit, on a logarithmic axis."""
-    if not spills:
-        raise ValueError("spills must hold at least one EditSpill")
+    spills = require_sequence(spills, "spills", expected="a list of EditSpill",
+                              item=lambda e, label: require_instance(e, label, EditSpill))
+    n_memories = len(spills[0].other_changes) + 1
+    if any(len(spill.other_changes) + 1 != n_memories for spill in spills):
+        raise ValueError("spills must all come from memories of one size")
+    slot = require_index(slot, "slot", n_memories, of="the edited memories")
     fig = new_figure(5.4, 4.4)
     ax = fig.add_subplot()
     parts = []
@@ -840,9 +874,10 @@ def edit_spill_figure(spills: Sequence[EditSpill], slot: int) -> BookFigure:
 @styled
 def statistics_spill_figure(rows: Sequence[StatisticsSpill], d_ff: int, minimum_norm_change: float) -> BookFigure:
     """The largest output change against the number of inputs in the edit's statistics."""
-    if not rows:
-        raise ValueError("rows must hold at least one StatisticsSpill")
+    rows = require_sequence(rows, "rows", expected="a list of StatisticsSpill",
+                            item=lambda r, label: require_instance(r, label, StatisticsSpill))
     d_ff = require_positive_int(d_ff, "d_ff")
+    minimum_norm_change = require_positive_number(minimum_norm_change, "minimum_norm_change")
     fig = new_figure(5.4, 4.8)
     ax = fig.add_subplot()
     sizes = np.array([r.n_inputs for r in rows])
@@ -900,7 +935,7 @@ def _ffn_shades(n: int) -> list:
 def activation_figure(memories: Memories, slot: int, noise: float, *, threshold: float = 0.5,
                       seed: int = 0) -> BookFigure:
     """Two bar charts for one noisy query: key–query match per slot, and the hidden activation per slot."""
-    keys, values = _check_memories(*memories)
+    keys, values = _memories_of(memories)
     ex = query_example(memories, slot, noise, threshold=threshold, seed=seed)
     params = build_memory_ffn(keys, values, threshold=threshold)
     query = noisy_queries(keys[slot : slot + 1], noise, seed=seed)
@@ -940,6 +975,14 @@ def activation_figure(memories: Memories, slot: int, noise: float, *, threshold:
 @styled
 def accuracy_figure(rows: list[dict], noise_levels: Sequence[float], d_model: int) -> BookFigure:
     """Retrieval accuracy against noise, one line per number of stored memories."""
+    noise_levels = require_sequence(noise_levels, "noise_levels",
+                                    item=lambda v, label: require_number(v, label, low=0))
+    rows = require_sequence(rows, "rows", expected="a list of accuracy_grid() rows",
+                            item=lambda r, label: _accuracy_row(r, label, len(noise_levels)))
+    for i, row in enumerate(rows):
+        if not {"ratio", "n_memories"} <= row.keys():
+            raise ValueError(f"rows[{i}] must have the keys 'ratio' and 'n_memories' of accuracy_grid()")
+    d_model = require_positive_int(d_model, "d_model")
     fig = new_figure(5.6, 4.0)
     ax = fig.subplots()
     markers = "osD^v"

@@ -40,7 +40,10 @@ from __future__ import annotations
 import dataclasses
 from typing import NamedTuple
 
-from .models import LatentAttention, ModelConfig, get_model, reported_size  # noqa: F401  (mp.reported_size on pages)
+from ._checks import (require_bool, require_nonnegative_int, require_number, require_positive_int,
+                      require_positive_number, require_sequence)
+from .models import (LatentAttention, ModelConfig, check_model, get_model, reported_size,  # noqa: F401  (mp.reported_size on pages)
+                     resolve_model)
 from .parameters import attention_param_count, ffn_param_count, gated_ffn_param_count
 from .plotting import PALETTE, BookFigure, new_figure, styled
 
@@ -109,13 +112,15 @@ def ffn_share_of_blocks(ffn_ratio: float = 4.0, *, gated: bool = False, kv_fract
     >>> Fraction(ffn_share_of_blocks(ffn_sublayers=2, attention_sublayers=3)).limit_denominator(100)
     Fraction(4, 7)
     """
-    for value, name in ((ffn_ratio, "ffn_ratio"), (kv_fraction, "kv_fraction")):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise ValueError(f"{name} must be a positive number, got {value!r}")
+    require_positive_number(ffn_ratio, "ffn_ratio")
+    require_number(kv_fraction, "kv_fraction", low=0, high=1, low_open=True)
+    gated = require_bool(gated, "gated")
+    ffn_sublayers = require_nonnegative_int(ffn_sublayers, "ffn_sublayers")
+    attention_sublayers = require_nonnegative_int(attention_sublayers, "attention_sublayers")
+    if ffn_sublayers + attention_sublayers == 0:
+        raise ValueError("ffn_sublayers and attention_sublayers must not both be zero")
     ffn = ffn_sublayers * (3 if gated else 2) * ffn_ratio
     attention = attention_sublayers * (2 + 2 * kv_fraction)
-    if ffn_sublayers < 0 or attention_sublayers < 0 or ffn + attention == 0:
-        raise ValueError("ffn_sublayers and attention_sublayers must be non-negative, not both zero")
     return float(ffn / (ffn + attention))
 
 
@@ -142,6 +147,11 @@ def mla_param_count(
     >>> mla_param_count(deepseek.d_model, deepseek.n_heads, *deepseek.latent_attention)
     187107328
     """
+    d_model, n_heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim = (
+        require_positive_int(value, name) for value, name in (
+            (d_model, "d_model"), (n_heads, "n_heads"), (q_lora_rank, "q_lora_rank"),
+            (kv_lora_rank, "kv_lora_rank"), (qk_nope_head_dim, "qk_nope_head_dim"),
+            (qk_rope_head_dim, "qk_rope_head_dim"), (v_head_dim, "v_head_dim")))
     qk_head = qk_nope_head_dim + qk_rope_head_dim
     query = d_model * q_lora_rank + q_lora_rank + q_lora_rank * n_heads * qk_head
     key_value = (
@@ -164,23 +174,16 @@ def with_tied_head(model: ModelConfig, tied: bool = True) -> ModelConfig:
     >>> untied.total - tied.total == llama.vocab_size * llama.d_model
     True
     """
-    if not isinstance(model, ModelConfig):
-        raise TypeError(f"expected an ffnbook.models.ModelConfig, got {type(model).__name__}")
-    if not isinstance(tied, bool):
-        raise TypeError(f"tied must be True or False, got {tied!r}")
-    return dataclasses.replace(model, tied_embeddings=tied)
+    model = check_model(model)
+    return dataclasses.replace(model, tied_embeddings=require_bool(tied, "tied"))
 
 
-def _check_model(model) -> ModelConfig:
-    if not isinstance(model, ModelConfig):
-        raise TypeError(
-            "expected an ffnbook.models.ModelConfig (e.g. get_model('GPT-2 small')), "
-            f"got {type(model).__name__}"
-        )
+def _check_model(model, name: str = "model") -> ModelConfig:
+    model = check_model(model, name)
     if model.d_head is None:
         raise ValueError(
-            f"{model.name}: the fact sheet does not confirm its attention head size (d_head is '?'), "
-            "so its attention cannot be counted; choose another model"
+            f"{name} is {model.name}, whose attention head size the fact sheet does not confirm "
+            "(d_head is '?'), so its attention cannot be counted; choose another model"
         )
     if model.latent_attention is None and not model.heads_split_d_model:
         raise ValueError(
@@ -198,8 +201,7 @@ def countable(model: ModelConfig) -> bool:
     >>> countable(get_model("GPT-2 small")), countable(get_model("PaLM 540B"))
     (True, False)
     """
-    if not isinstance(model, ModelConfig):
-        raise TypeError(f"model must be an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    model = check_model(model)
     return model.d_head is not None and (model.latent_attention is not None or model.heads_split_d_model)
 
 
@@ -214,8 +216,7 @@ def model_ffn_param_count(model: ModelConfig, d_ff: int | None = None) -> int:
     >>> model_ffn_param_count(get_model("LLaMA-1 7B")) == 3 * 4096 * 11008
     True
     """
-    if not isinstance(model, ModelConfig):
-        raise TypeError(f"expected an ffnbook.models.ModelConfig, got {type(model).__name__}")
+    model = check_model(model)
     count = gated_ffn_param_count if model.gated else ffn_param_count
     return count(model.d_model, model.d_ff_dense if d_ff is None else d_ff, bias=model.ffn_bias)
 
@@ -310,6 +311,7 @@ def block_breakdown(model: ModelConfig, cross_attention: bool | None = None) -> 
     model = _check_model(model)
     if cross_attention is None:
         cross_attention = model.architecture == "encoder-decoder"
+    cross_attention = require_bool(cross_attention, "cross_attention")
     n_attn = 2 if cross_attention else 1
     attention = n_attn * _one_attention(model)
     norms = (n_attn + 1) * (2 * model.d_model if model.ffn_bias else model.d_model)
@@ -352,6 +354,7 @@ def reference_block(model: ModelConfig, cross_attention: bool | None = None):
     model = _check_model(model)
     if cross_attention is None:
         cross_attention = model.architecture == "encoder-decoder"
+    cross_attention = require_bool(cross_attention, "cross_attention")
     d, bias = model.d_model, model.ffn_bias
 
     def attention():
@@ -456,9 +459,14 @@ def share_rows(names=FIGURE_MODELS) -> list[dict]:
     ``attention``, ``ffn`` and ``rest`` (router, norms, pooler) of its total;
     ``ffn_non_embedding`` is the FFN's share once embeddings are set aside.
     """
+    models = [resolve_model(name, f"names[{i}]") for i, name in enumerate(
+        require_sequence(names, "names", expected="a list or tuple of model names"))]
+    for i, m in enumerate(models):
+        _check_model(m, f"names[{i}]")
     rows = []
-    for name in names:
-        b = parameter_breakdown(get_model(name))
+    for model in models:
+        name = model.name
+        b = parameter_breakdown(model)
         views = [("", b.ffn, b.total)]
         if b.ffn != b.ffn_active:
             views = [(" (stored)", b.ffn, b.total), (" (active)", b.ffn_active, b.total_active)]

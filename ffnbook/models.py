@@ -31,12 +31,17 @@ that does not apply. The columns after ``attention_window``:
 from __future__ import annotations
 
 import csv
+import dataclasses
+import io
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import NamedTuple
 
+import numpy as np
+
+from ._checks import describe, lookup, require_bool, require_choice, require_nonnegative_int, require_positive_int
 from .activations import LABELS
 from .gated import VARIANT_NAMES
 
@@ -62,9 +67,7 @@ def ffn_type_label(ffn_type: str) -> str:
     >>> ffn_type_label("swiglu"), ffn_type_label("gelu_tanh")
     ('SwiGLU', 'GELU (tanh approx.)')
     """
-    if ffn_type not in FFN_TYPES:
-        raise ValueError(f"unknown FFN type {ffn_type!r}; expected one of: {', '.join(FFN_TYPES)}")
-    activation, gated = FFN_TYPES[ffn_type]
+    activation, gated = lookup(FFN_TYPES, ffn_type, "ffn_type")
     return VARIANT_NAMES[activation] if gated else LABELS[activation]
 
 
@@ -132,6 +135,9 @@ class ModelConfig:
     attention_window: int | None = None
     attention_window_known: bool = True
 
+    def __post_init__(self):
+        _check_config(self)
+
     @property
     def activation(self) -> str:
         """The FFN's activation, a name of ``ffnbook.activations.ACTIVATIONS`` (SiLU for SwiGLU)."""
@@ -187,142 +193,234 @@ class ModelConfig:
         return self.d_ff_dense / self.d_model
 
 
-def _int(cell: str, what: str) -> int:
-    cell = cell.strip()
-    if not re.fullmatch(r"\d+", cell):
-        raise ValueError(f"models.csv: {what} must be a whole number, got {cell!r}")
-    return int(cell)
+#: The attention kinds of the sheet (multi-head, grouped-query, multi-query and multi-head latent).
+ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla")
 
 
-def _leading_int(cell: str, what: str) -> int:
-    match = re.match(r"\s*(\d+)", cell)
+def _check_config(m: "ModelConfig") -> None:
+    """Refuse a ModelConfig whose fields have the wrong type or contradict each other."""
+    for field in ("name", "source", "total_params_reported"):
+        value = getattr(m, field)
+        if not isinstance(value, str):
+            raise TypeError(f"{field} must be a str, got {describe(value)}")
+        if not value.strip():
+            raise ValueError(f"{field} must be a non-empty text (write '?' for an unknown size), got {value!r}")
+    require_choice(m.architecture, "architecture", ARCHITECTURES)
+    require_choice(m.attention, "attention", ATTENTION_KINDS)
+    require_choice(m.ffn_type, "ffn_type", FFN_TYPES)
+    for field in ("year", "n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "d_ff_dense", "vocab_size"):
+        require_positive_int(getattr(m, field), field)
+    for field in ("n_encoder_layers", "n_decoder_layers", "n_moe_layers", "n_experts", "n_shared_experts",
+                  "experts_per_token", "segment_types"):
+        require_nonnegative_int(getattr(m, field), field)
+    for field in ("d_head", "context_length", "attention_window"):
+        if getattr(m, field) is not None:
+            require_positive_int(getattr(m, field), field)
+    if m.position_table is not None:
+        require_nonnegative_int(m.position_table, "position_table")
+    for field in ("ffn_bias", "vocab_size_exact", "tied_embeddings", "pooler", "attention_window_known"):
+        require_bool(getattr(m, field), field)
+    if m.latent_attention is not None and not isinstance(m.latent_attention, LatentAttention):
+        raise TypeError(f"latent_attention must be a LatentAttention or None, got {describe(m.latent_attention)}")
+    if m.ffn_width_rule is not None and not isinstance(m.ffn_width_rule, WidthRule):
+        raise TypeError(f"ffn_width_rule must be a WidthRule or None, got {describe(m.ffn_width_rule)}")
+    if m.n_encoder_layers + m.n_decoder_layers != m.n_layers:
+        raise ValueError(f"n_encoder_layers + n_decoder_layers must equal n_layers={m.n_layers}, got "
+                         f"{m.n_encoder_layers} + {m.n_decoder_layers}")
+    if m.n_moe_layers > m.n_layers:
+        raise ValueError(f"n_moe_layers must be at most n_layers={m.n_layers}, got {m.n_moe_layers}")
+    if (m.n_moe_layers > 0) != (m.n_experts > 0) or (m.n_experts > 0) != (m.experts_per_token > 0):
+        raise ValueError(f"n_moe_layers, n_experts and experts_per_token must be all zero (dense) or all "
+                         f"positive (MoE), got {m.n_moe_layers}, {m.n_experts}, {m.experts_per_token}")
+    if m.experts_per_token > m.n_experts:
+        raise ValueError(f"experts_per_token must be at most n_experts={m.n_experts}, got {m.experts_per_token}")
+    if (m.attention == "mla") != (m.latent_attention is not None):
+        raise ValueError("latent_attention must be given exactly when attention is 'mla'")
+    if m.attention != "mla" and m.n_heads % m.n_kv_heads:
+        raise ValueError(f"n_kv_heads must divide n_heads={m.n_heads}, got {m.n_kv_heads}")
+    for field in dataclasses.fields(m):  # NumPy scalars become the builtins every other config holds
+        value = getattr(m, field.name)
+        if isinstance(value, (np.integer, np.bool_)):
+            object.__setattr__(m, field.name, value.item())
+
+
+#: The sheet's columns, in order; a sheet with any other header is refused.
+COLUMNS = (
+    "model", "year", "source", "n_layers", "d_model", "n_heads", "n_kv_heads", "d_ff", "ffn_type", "ffn_bias",
+    "n_experts", "experts_per_token", "vocab_size", "total_params_reported", "context_length", "attention_window",
+    "architecture", "d_head", "latent_attention", "tied_embeddings", "position_table", "segment_types", "pooler",
+    "ffn_width_rule",
+)
+
+#: Where the sheet lives inside the package.
+SHEET = "data/models.csv"
+
+
+class SheetError(ValueError):
+    """A malformed model sheet: the message names the file, the line, the model and the column."""
+
+
+class _CellError(ValueError):
+    """A cell that does not parse; :func:`parse_sheet` adds the file, line and model."""
+
+    def __init__(self, column: str, message: str):
+        super().__init__(f"{column} {message}")
+        self.column, self.detail = column, message
+
+
+def _match(pattern: str, cell: str, column: str, expected: str) -> re.Match:
+    match = re.fullmatch(pattern, cell.strip())
     if not match:
-        raise ValueError(f"models.csv: {what} must start with a number, got {cell!r}")
-    return int(match.group(1))
+        raise _CellError(column, f"must be {expected}, got {cell!r}")
+    return match
 
 
-def _yes_no(cell: str, what: str) -> bool:
+def _int(cell: str, column: str, *, positive: bool = True) -> int:
+    value = int(_match(r"\d+", cell, column, "a whole number").group(0))
+    if positive and value == 0:
+        raise _CellError(column, f"must be a positive whole number, got {cell!r}")
+    return value
+
+
+def _yes_no(cell: str, column: str) -> bool:
     if cell not in ("yes", "no"):
-        raise ValueError(f"models.csv: {what} must be 'yes' or 'no', got {cell!r}")
+        raise _CellError(column, f"must be 'yes' or 'no', got {cell!r}")
     return cell == "yes"
 
 
-def _latent_attention(cell: str, name: str) -> LatentAttention | None:
+def _latent_attention(cell: str) -> LatentAttention | None:
     if cell == "n/a":
         return None
     values = {}
     for part in cell.split(";"):
         match = re.fullmatch(r"\s*(\w+) (\d+)\s*", part)
-        if not match:
-            raise ValueError(f"models.csv: {name} latent_attention part {part!r} is not 'name number'")
+        if not match or int(match.group(2)) == 0:
+            raise _CellError("latent_attention", f"part {part!r} is not 'name positive-number'")
         values[match.group(1)] = int(match.group(2))
     if set(values) != set(LatentAttention._fields):
-        raise ValueError(f"models.csv: {name} latent_attention must give {', '.join(LatentAttention._fields)}, "
-                         f"got {', '.join(values)}")
+        raise _CellError("latent_attention", f"must give {', '.join(LatentAttention._fields)}, "
+                                             f"got {', '.join(values)}")
     return LatentAttention(**values)
 
 
-def _width_rule(cell: str, name: str) -> WidthRule | None:
+def _width_rule(cell: str) -> WidthRule | None:
     if cell == "n/a":
         return None
-    match = re.fullmatch(r"([PS]): multiple_of (\d+)(?:, ffn_dim_multiplier (\d+(?:\.\d+)?))?", cell)
-    if not match:
-        raise ValueError(f"models.csv: {name} ffn_width_rule {cell!r} is not "
-                         "'P|S: multiple_of N[, ffn_dim_multiplier X]'")
+    match = _match(r"([PS]): multiple_of ([1-9]\d*)(?:, ffn_dim_multiplier (\d+(?:\.\d+)?))?", cell,
+                   "ffn_width_rule", "'P|S: multiple_of N[, ffn_dim_multiplier X]' or 'n/a'")
     multiplier = float(match.group(3)) if match.group(3) else None
+    if multiplier == 0:
+        raise _CellError("ffn_width_rule", f"ffn_dim_multiplier must be positive, got {cell!r}")
     return WidthRule(int(match.group(2)), multiplier, match.group(1))
 
 
 def _parse_row(row: dict) -> ModelConfig:
     name = row["model"]
-    layers = row["n_layers"]
-    enc_dec = re.fullmatch(r"(\d+) enc \+ (\d+) dec", layers)
-    moe_split = re.fullmatch(r"(\d+) \((\d+) dense \+ (\d+) MoE\)", layers)
-    n_experts_cell = row["n_experts"]
-    dense = n_experts_cell == "n/a"
-
+    if not name.strip() or name != name.strip():
+        raise _CellError("model", f"must be a name without surrounding spaces, got {name!r}")
+    layers = row["n_layers"].strip()
     architecture = row["architecture"]
     if architecture not in ARCHITECTURES:
-        raise ValueError(f"models.csv: {name} architecture must be one of {ARCHITECTURES}, got {architecture!r}")
+        raise _CellError("architecture", f"must be one of {', '.join(ARCHITECTURES)}, got {architecture!r}")
+    enc_dec = re.fullmatch(r"(\d+) enc \+ (\d+) dec", layers)
+    moe_split = re.fullmatch(r"(\d+) \((\d+) dense \+ (\d+) MoE\)", layers)
     if bool(enc_dec) != (architecture == "encoder-decoder"):
-        raise ValueError(f"models.csv: {name} is {architecture!r} but n_layers reads {layers!r}; "
-                         "encoder-decoder models, and only they, count 'N enc + M dec'")
+        raise _CellError("n_layers", f"reads {layers!r} but the model is {architecture!r}; encoder-decoder "
+                                     "models, and only they, count 'N enc + M dec'")
+    n_experts_cell = row["n_experts"].strip()
+    dense = n_experts_cell == "n/a"
     if enc_dec:
         n_enc, n_dec = int(enc_dec.group(1)), int(enc_dec.group(2))
         n_layers = n_enc + n_dec
     else:
-        n_layers = int(moe_split.group(1)) if moe_split else _int(layers, f"{name} n_layers")
+        n_layers = int(moe_split.group(1)) if moe_split else _int(layers, "n_layers")
         n_enc, n_dec = (n_layers, 0) if architecture == "encoder" else (0, n_layers)
     if moe_split:
         n_moe_layers = int(moe_split.group(3))
         if int(moe_split.group(2)) + n_moe_layers != n_layers:
-            raise ValueError(f"models.csv: {name} layer split does not add up: {layers!r}")
+            raise _CellError("n_layers", f"layer split does not add up: {layers!r}")
     else:
         n_moe_layers = 0 if dense else n_layers
 
-    n_heads = _int(row["n_heads"], f"{name} n_heads")
-    kv_cell = row["n_kv_heads"]
-    latent = _latent_attention(row["latent_attention"], name)
-    if "MLA" in kv_cell:
-        n_kv_heads, attention = _leading_int(kv_cell, f"{name} n_kv_heads"), "mla"
+    n_heads = _int(row["n_heads"], "n_heads")
+    kv = _match(r"(\d+)( \(MLA\))?", row["n_kv_heads"], "n_kv_heads", "a whole number, or 'N (MLA)'")
+    latent = _latent_attention(row["latent_attention"])
+    n_kv_heads = _int(kv.group(1), "n_kv_heads")
+    if kv.group(2):
+        attention = "mla"
     else:
-        n_kv_heads = _int(kv_cell, f"{name} n_kv_heads")
         attention = "mha" if n_kv_heads == n_heads else ("mqa" if n_kv_heads == 1 else "gqa")
     if (attention == "mla") != (latent is not None):
-        raise ValueError(f"models.csv: {name} needs latent_attention dimensions exactly when n_kv_heads says MLA")
-    head_cell = row["d_head"]
+        raise _CellError("latent_attention", "dimensions are needed exactly when n_kv_heads says MLA")
+    head_cell = row["d_head"].strip()
     if latent is not None:
         if head_cell != "n/a":
-            raise ValueError(f"models.csv: {name} uses latent attention; its d_head must be 'n/a', got {head_cell!r}")
+            raise _CellError("d_head", f"must be 'n/a' for latent attention, got {head_cell!r}")
         d_head = latent.qk_nope_head_dim + latent.qk_rope_head_dim
     else:
-        d_head = None if head_cell == "?" else _int(head_cell, f"{name} d_head")
+        d_head = None if head_cell == "?" else _int(head_cell, "d_head")
 
-    d_ff = _leading_int(row["d_ff"], f"{name} d_ff")
-    dense_width = re.search(r"dense FFN[^:]*:\s*(\d+)", row["d_ff"])
-    d_ff_dense = int(dense_width.group(1)) if dense_width else d_ff
+    widths = _match(r"(\d+)(?: per expert \(dense FFN[^:()]*: (\d+)\))?", row["d_ff"], "d_ff",
+                    "a whole number, or 'N per expert (dense FFN ...: M)'")
+    d_ff = _int(widths.group(1), "d_ff")
+    d_ff_dense = _int(widths.group(2), "d_ff") if widths.group(2) else d_ff
 
     ffn_type = row["ffn_type"].strip()
     ffn_type = {"gelu (tanh approx.)": "gelu_tanh"}.get(ffn_type, ffn_type)
     if ffn_type not in FFN_TYPES:
-        raise ValueError(f"models.csv: {name} has unknown ffn_type {row['ffn_type']!r}")
+        raise _CellError("ffn_type", f"must be one of {', '.join(FFN_TYPES)} or 'gelu (tanh approx.)', "
+                                     f"got {row['ffn_type']!r}")
 
+    per_token_cell = row["experts_per_token"].strip()
     if dense:
+        if per_token_cell != "n/a":
+            raise _CellError("experts_per_token", f"must be 'n/a' for a dense model, got {per_token_cell!r}")
         n_experts = n_shared = per_token = 0
     else:
-        n_experts = _leading_int(n_experts_cell, f"{name} n_experts")
-        shared = re.search(r"\+ (\d+) shared", n_experts_cell)
-        n_shared = int(shared.group(1)) if shared else 0
-        per_token = _leading_int(row["experts_per_token"], f"{name} experts_per_token")
+        experts = _match(r"(\d+)(?: routed)?(?: \+ (\d+) shared(?: per MoE layer)?)?", n_experts_cell,
+                         "n_experts", "'n/a', a whole number, or 'N routed + M shared per MoE layer'")
+        n_experts = _int(experts.group(1), "n_experts")
+        n_shared = _int(experts.group(2), "n_experts") if experts.group(2) else 0
+        chosen = _match(r"(\d+)(?: routed)?(?: \+ (\d+) shared)?", per_token_cell, "experts_per_token",
+                        "a whole number, or 'N routed + M shared'")
+        per_token = _int(chosen.group(1), "experts_per_token")
+        if chosen.group(2) and int(chosen.group(2)) != n_shared:
+            raise _CellError("experts_per_token", f"names {chosen.group(2)} shared experts but n_experts "
+                                                  f"names {n_shared}")
+        if per_token > n_experts:
+            raise _CellError("experts_per_token", f"{per_token} is more than the {n_experts} routed experts")
 
     vocab_cell = row["vocab_size"].strip()
     if re.fullmatch(r"\d+", vocab_cell):
-        vocab, exact = int(vocab_cell), True
+        vocab, exact = _int(vocab_cell, "vocab_size"), True
     elif re.fullmatch(r"~\d+", vocab_cell):
-        vocab, exact = int(vocab_cell[1:]), False
+        vocab, exact = _int(vocab_cell[1:], "vocab_size"), False
     elif re.fullmatch(r"\d+k", vocab_cell):
-        vocab, exact = int(vocab_cell[:-1]) * 1000, False
+        vocab, exact = _int(vocab_cell[:-1], "vocab_size") * 1000, False
     else:
-        raise ValueError(f"models.csv: {name} vocab_size {vocab_cell!r} is not understood")
+        raise _CellError("vocab_size", f"must be a whole number, '~N' or 'Nk', got {vocab_cell!r}")
 
     context_cell = row["context_length"].strip()
-    context_length = None if context_cell == "?" else _int(context_cell, f"{name} context_length")
+    context_length = None if context_cell == "?" else _int(context_cell, "context_length")
     window_cell = row["attention_window"].strip()
     window_known = window_cell != "?"
-    window = None if window_cell in ("n/a", "?") else _int(window_cell, f"{name} attention_window")
+    window = None if window_cell in ("n/a", "?") else _int(window_cell, "attention_window")
     table_cell = row["position_table"].strip()
-    position_table = None if table_cell == "?" else _int(table_cell, f"{name} position_table")
+    position_table = None if table_cell == "?" else _int(table_cell, "position_table", positive=False)
+    reported = row["total_params_reported"]
+    if not reported.strip():
+        raise _CellError("total_params_reported", "is empty; write '?' where the source gives no size")
 
     return ModelConfig(
         name=name,
-        year=_int(row["year"], f"{name} year"),
+        year=_int(row["year"], "year"),
         source=row["source"],
         architecture=architecture,
         n_layers=n_layers,
         n_encoder_layers=n_enc,
         n_decoder_layers=n_dec,
         n_moe_layers=n_moe_layers,
-        d_model=_int(row["d_model"], f"{name} d_model"),
+        d_model=_int(row["d_model"], "d_model"),
         n_heads=n_heads,
         n_kv_heads=n_kv_heads,
         attention=attention,
@@ -330,28 +428,99 @@ def _parse_row(row: dict) -> ModelConfig:
         d_ff=d_ff,
         d_ff_dense=d_ff_dense,
         ffn_type=ffn_type,
-        ffn_bias=_yes_no(row["ffn_bias"], f"{name} ffn_bias"),
+        ffn_bias=_yes_no(row["ffn_bias"], "ffn_bias"),
         n_experts=n_experts,
         n_shared_experts=n_shared,
         experts_per_token=per_token,
         vocab_size=vocab,
         vocab_size_exact=exact,
-        total_params_reported=row["total_params_reported"],
-        tied_embeddings=_yes_no(row["tied_embeddings"], f"{name} tied_embeddings"),
+        total_params_reported=reported,
+        tied_embeddings=_yes_no(row["tied_embeddings"], "tied_embeddings"),
         position_table=position_table,
-        segment_types=_int(row["segment_types"], f"{name} segment_types"),
-        pooler=_yes_no(row["pooler"], f"{name} pooler"),
+        segment_types=_int(row["segment_types"], "segment_types", positive=False),
+        pooler=_yes_no(row["pooler"], "pooler"),
         latent_attention=latent,
-        ffn_width_rule=_width_rule(row["ffn_width_rule"], name),
+        ffn_width_rule=_width_rule(row["ffn_width_rule"]),
         context_length=context_length,
         attention_window=window,
         attention_window_known=window_known,
     )
 
 
+def parse_sheet(data: bytes | str, source: str = "models.csv") -> tuple[ModelConfig, ...]:
+    """Every model of a sheet in the format of ``ffnbook/data/models.csv``, validated as a whole.
+
+    ``data`` is the file's bytes (or text). Refused, with a :class:`SheetError`
+    that names ``source``, the line, the model and the column: bytes that are
+    not UTF-8 or that start with a byte-order mark, a header that differs
+    from :data:`COLUMNS`, an empty sheet, a row with too few or too many
+    cells, an empty row, two rows for one model, and any cell that does not
+    parse (a number with trailing text such as ``"3072abc"`` included).
+
+    >>> parse_sheet(b"")
+    Traceback (most recent call last):
+    ...
+    ffnbook.models.SheetError: models.csv is empty: it needs a header line and one row per model
+    """
+    if not isinstance(data, (bytes, str)):
+        raise TypeError(f"data must be the sheet's bytes or text, got {describe(data)}")
+    if isinstance(data, bytes):
+        if data.startswith(b"\xef\xbb\xbf"):
+            raise SheetError(f"{source} starts with a UTF-8 byte-order mark; save it as UTF-8 without one")
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data[: error.start].count(b"\n") + 1
+            raise SheetError(f"{source}, line {line}: not UTF-8 ({error.reason} at byte {error.start})") from None
+    if data.startswith("\ufeff"):
+        raise SheetError(f"{source} starts with a byte-order mark; save it as UTF-8 without one")
+    if not data.strip():
+        raise SheetError(f"{source} is empty: it needs a header line and one row per model")
+    reader = csv.reader(io.StringIO(data, newline=""), strict=True)
+    try:
+        header = next(reader)
+        if tuple(header) != COLUMNS:
+            missing = [c for c in COLUMNS if c not in header]
+            extra = [c for c in header if c not in COLUMNS]
+            doubled = sorted({c for c in header if header.count(c) > 1})
+            problems = ([f"missing {', '.join(missing)}"] if missing else []) + \
+                       ([f"unknown {', '.join(map(repr, extra))}"] if extra else []) + \
+                       ([f"repeated {', '.join(doubled)}"] if doubled else [])
+            raise SheetError(f"{source}, line 1: the header must be the columns {', '.join(COLUMNS)}; "
+                             + ("; ".join(problems) if problems else "they are out of order"))
+        models, seen = [], {}
+        line = reader.line_num + 1
+        for cells in reader:
+            where = f"{source}, line {line}"
+            if not cells or not any(c.strip() for c in cells):
+                raise SheetError(f"{where}: an empty row")
+            if len(cells) != len(COLUMNS):
+                raise SheetError(f"{where} ({cells[0]!r}): {len(cells)} cells, the header has {len(COLUMNS)}")
+            row = dict(zip(COLUMNS, cells))
+            try:
+                model = _parse_row(row)
+            except _CellError as error:
+                raise SheetError(f"{where} (model {row['model']!r}), column {error.column}: {error.detail}") from None
+            except (TypeError, ValueError) as error:  # the parsed row contradicts itself (ModelConfig)
+                raise SheetError(f"{where} (model {row['model']!r}): {error}") from None
+            if model.name in seen:
+                raise SheetError(f"{where}: model {model.name!r} is already on line {seen[model.name]}")
+            seen[model.name] = line
+            models.append(model)
+            line = reader.line_num + 1
+    except csv.Error as error:
+        raise SheetError(f"{source}, line {reader.line_num}: malformed CSV: {error}") from None
+    if not models:
+        raise SheetError(f"{source} holds a header but no model")
+    return tuple(models)
+
+
 @lru_cache(maxsize=1)
 def load_models() -> tuple[ModelConfig, ...]:
-    """Every model of the fact sheet, in the sheet's order.
+    """Every model of the fact sheet, in the sheet's order (read on first use, then cached).
+
+    A malformed sheet raises :class:`SheetError` here, when a model is first
+    needed, never when a module is imported.
 
     >>> models = load_models()
     >>> get_model("LLaMA-1 7B").d_ff, get_model("LLaMA-1 7B").ffn_type
@@ -359,17 +528,55 @@ def load_models() -> tuple[ModelConfig, ...]:
     >>> get_model("T5-base v1.0").architecture
     'encoder-decoder'
     """
-    text = resources.files("ffnbook").joinpath("data/models.csv").read_text(encoding="utf-8")
-    return tuple(_parse_row(row) for row in csv.DictReader(text.splitlines()))
+    return parse_sheet(resources.files("ffnbook").joinpath(SHEET).read_bytes(), f"ffnbook/{SHEET}")
+
+
+def check_model(model, name: str = "model") -> ModelConfig:
+    """``model`` if it is a :class:`ModelConfig`, else a TypeError naming ``name`` and how to get one.
+
+    >>> check_model("GPT-2 small")
+    Traceback (most recent call last):
+    ...
+    TypeError: model must be an ffnbook.models.ModelConfig (e.g. get_model('GPT-2 small')), got str 'GPT-2 small'
+    """
+    if not isinstance(model, ModelConfig):
+        raise TypeError(f"{name} must be an ffnbook.models.ModelConfig (e.g. get_model('GPT-2 small')), "
+                        f"got {describe(model)}")
+    return model
+
+
+def resolve_model(model, name: str = "model") -> ModelConfig:
+    """``model`` as a :class:`ModelConfig`: one already, or the name of a model of the sheet.
+
+    Errors name the argument ``name``:
+
+    >>> resolve_model("GPT-5", "names[0]")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: names[0] must be a model of models.csv, got 'GPT-5'; known models: Transformer base ...
+    """
+    if isinstance(model, ModelConfig):
+        return model
+    if not isinstance(model, str):
+        raise TypeError(f"{name} must be a model name or an ffnbook.models.ModelConfig, got {describe(model)}")
+    for m in load_models():
+        if m.name == model:
+            return m
+    names = ", ".join(m.name for m in load_models())
+    raise ValueError(f"{name} must be a model of models.csv, got {model!r}; known models: {names}")
 
 
 def get_model(name: str) -> ModelConfig:
-    """The model called ``name`` (exactly as in the sheet's ``model`` column)."""
-    for model in load_models():
-        if model.name == name:
-            return model
-    names = ", ".join(m.name for m in load_models())
-    raise KeyError(f"no model {name!r} in models.csv; known models: {names}")
+    """The model called ``name`` (exactly as in the sheet's ``model`` column).
+
+    >>> get_model("GPT-2")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: name must be a model of models.csv, got 'GPT-2'; known models: Transformer base ...
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a model name (str), got {describe(name)}")
+    return resolve_model(name, "name")
 
 
 def reported_size(model: ModelConfig, which: str = "total") -> float:
@@ -387,10 +594,8 @@ def reported_size(model: ModelConfig, which: str = "total") -> float:
     >>> reported_size(get_model("Mixtral 8x7B"), "active")
     13000000000.0
     """
-    if not isinstance(model, ModelConfig):
-        raise TypeError(f"expected an ffnbook.models.ModelConfig, got {type(model).__name__}")
-    if which not in ("total", "active"):
-        raise ValueError(f"which must be 'total' or 'active', got {which!r}")
+    model = check_model(model)
+    require_choice(which, "which", ("total", "active"))
     parts = {}
     for part in model.total_params_reported.split(";"):
         match = re.search(r"(\d+(?:\.\d+)?)([MB])", part)

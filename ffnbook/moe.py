@@ -33,8 +33,11 @@ import math
 
 import numpy as np
 
-from ._checks import as_float_array, require_finite, require_positive_int
-from .feedforward import check_input, check_params, ffn, init_ffn_params
+from ._checks import (as_float_array, describe, float_dtype, require_bool, require_bundle, require_finite, require_index,
+                      require_nonnegative_int, require_positive_int, require_positive_number, require_same_length,
+                      require_seed, require_sequence, require_tensor_size)
+from .activations import get_activation
+from .feedforward import check_input, ffn, ffn_params_of, init_ffn_params
 from .parameters import ffn_param_count
 from .plotting import PALETTE, BookFigure, new_figure, styled
 
@@ -82,7 +85,8 @@ def init_moe_params(
     d_model = require_positive_int(d_model, "d_model")
     d_ff = require_positive_int(d_ff, "d_ff")
     n_experts = require_positive_int(n_experts, "n_experts")
-    rng = np.random.default_rng(seed)
+    dtype = float_dtype(dtype)
+    rng = np.random.default_rng(require_seed(seed))
     bound = 1.0 / np.sqrt(d_model)
     W_router = rng.uniform(-bound, bound, size=(d_model, n_experts)).astype(dtype)
     expert_seeds = rng.integers(0, 2**31, size=n_experts)
@@ -92,20 +96,17 @@ def init_moe_params(
 
 def check_moe_params(params) -> MoEParams:
     """Validate a router and its experts against each other; return them as :class:`MoEParams`."""
-    if not isinstance(params, tuple) or len(params) != 2:
-        raise TypeError(f"params must be MoEParams(W_router, experts), got {type(params).__name__}")
-    W_router, experts = params
-    W_router = as_float_array(W_router, "W_router")
+    W_router, experts = require_bundle(params, "params", MoEParams._fields, "MoEParams")
+    W_router = as_float_array(W_router, "W_router", finite=True)
     if W_router.ndim != 2:
         raise ValueError(f"W_router must be 2-D (d_model, n_experts), got shape {W_router.shape}")
-    require_finite(W_router, "W_router")
     d_model, n_experts = W_router.shape
-    experts = tuple(experts)
+    experts = require_sequence(experts, "experts", expected="a tuple of FFNParams, one per expert")
     if len(experts) != n_experts:
         raise ValueError(f"W_router has {n_experts} columns but {len(experts)} experts were given")
     checked = []
     for i, e in enumerate(experts):
-        e = check_params(*e)
+        e = ffn_params_of(e, f"expert {i}")
         if e.d_model != d_model:
             raise ValueError(f"expert {i} has d_model={e.d_model}, but W_router has {d_model} rows")
         if e.dtype != W_router.dtype:
@@ -137,9 +138,9 @@ def route(x, W_router, top_k: int, *, selection_bias=None) -> Routing:
     >>> np.round(r.weights, 3).tolist()
     [[0.881, 0.119], [0.881, 0.119]]
     """
-    W_router = as_float_array(W_router, "W_router")
-    if W_router.ndim != 2:
-        raise ValueError(f"W_router must be 2-D (d_model, n_experts), got shape {W_router.shape}")
+    W_router = as_float_array(W_router, "W_router", finite=True)
+    if W_router.ndim != 2 or 0 in W_router.shape:
+        raise ValueError(f"W_router must be 2-D (d_model, n_experts), at least one of each, got shape {W_router.shape}")
     top_k = _check_top_k(top_k, W_router.shape[1])
     x = check_input(x, W_router.shape[0], W_router.dtype)
     return route_logits(x @ W_router, top_k, selection_bias=selection_bias)
@@ -151,7 +152,8 @@ def route_logits(logits, top_k: int, *, selection_bias=None) -> Routing:
     >>> route_logits(np.array([[0.0, 1.0, 2.0]]), 1, selection_bias=[3.0, 0.0, 0.0]).experts.tolist()
     [[0]]
     """
-    logits = as_float_array(logits, "logits")
+    # A NaN logit sorts as if it were the largest, so NaN or inf would silently pick or drop experts.
+    logits = as_float_array(logits, "logits", finite=True)
     if logits.ndim < 1:
         raise ValueError(f"logits must have shape (..., n_experts), got {logits.shape}")
     top_k = _check_top_k(top_k, logits.shape[-1])
@@ -201,11 +203,13 @@ def moe_layer(x, params: MoEParams, top_k: int = 2, activation: str = "relu") ->
     ((2, 5, 8), (2, 5, 2))
     """
     params = check_moe_params(params)
+    get_activation(activation)
+    x = check_input(x, params.d_model, params.W_router.dtype)
+    top_k = _check_top_k(top_k, params.n_experts)
     routing = route(x, params.W_router, top_k)
-    x = np.asarray(x)
     flat_x = x.reshape(-1, params.d_model)
-    flat_experts = routing.experts.reshape(flat_x.shape[0], -1)
-    flat_weights = routing.weights.reshape(flat_x.shape[0], -1)
+    flat_experts = routing.experts.reshape(flat_x.shape[0], top_k)
+    flat_weights = routing.weights.reshape(flat_x.shape[0], top_k)
     out = np.zeros_like(flat_x)
     for e, expert in enumerate(params.experts):
         tokens, slot = np.nonzero(flat_experts == e)  # which tokens chose e, and in which slot
@@ -220,6 +224,8 @@ def moe_as_layer(params: MoEParams, top_k: int = 2, activation: str = "relu"):
     Fits the experiments of :mod:`ffnbook.position_independence`.
     """
     params = check_moe_params(params)
+    top_k = _check_top_k(top_k, params.n_experts)
+    get_activation(activation)
     return lambda x: moe_layer(x, params, top_k, activation)[0]
 
 
@@ -234,12 +240,21 @@ def expert_load(routing: Routing, n_experts: int) -> list[int]:
     [2, 0, 1]
     """
     n_experts = require_positive_int(n_experts, "n_experts")
-    if not isinstance(routing, Routing):
-        raise TypeError(f"routing must be a Routing from moe_layer or route, got {type(routing).__name__}")
-    experts = np.asarray(routing.experts)
-    if experts.size and (experts.min() < 0 or experts.max() >= n_experts):
-        raise ValueError(f"routing names experts up to {int(experts.max())}, but n_experts={n_experts}")
+    experts = _routed_experts(routing, n_experts)
     return [int(c) for c in np.bincount(experts.ravel(), minlength=n_experts)]
+
+
+def _routed_experts(routing, n_experts: int) -> np.ndarray:
+    """The expert indices of a :class:`Routing`, each checked to lie in ``[0, n_experts)``."""
+    if not isinstance(routing, Routing):
+        raise TypeError(f"routing must be a Routing from moe_layer or route, got {describe(routing)}")
+    experts = np.asarray(routing.experts)
+    if experts.ndim < 1 or experts.dtype.kind not in "iu":
+        raise ValueError(f"routing.experts must be an integer array (..., top_k), got {describe(experts)}")
+    if experts.size and (experts.min() < 0 or experts.max() >= n_experts):
+        raise ValueError(f"routing names experts from {int(experts.min())} to {int(experts.max())}, "
+                         f"but n_experts={n_experts}")
+    return experts
 
 
 class RoutingChange(NamedTuple):
@@ -260,10 +275,10 @@ def routing_change_one_token(params: MoEParams, x, position: int, top_k: int = 2
     if x.ndim < 2:
         raise ValueError(f"x must have shape (..., seq_len, d_model), got {x.shape}")
     seq_len = x.shape[-2]
-    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < seq_len:
-        raise ValueError(f"position must be an integer in [0, {seq_len}), got {position!r}")
+    position = require_index(position, "position", seq_len, of="x's positions")
+    top_k = _check_top_k(top_k, params.n_experts)
     edited = x.copy()
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(require_seed(seed))
     edited[..., position, :] = rng.standard_normal(x[..., position, :].shape) * x.std()
     before = route(x, params.W_router, top_k)
     after = route(edited, params.W_router, top_k)
@@ -293,6 +308,7 @@ def moe_param_counts(d_model: int, d_ff: int, n_experts: int, top_k: int, *, bia
     d_ff = require_positive_int(d_ff, "d_ff")
     n_experts = require_positive_int(n_experts, "n_experts")
     top_k = _check_top_k(top_k, n_experts)
+    bias = require_bool(bias, "bias")
     router = d_model * n_experts
     expert = ffn_param_count(d_model, d_ff, bias=bias)
     stored = router + n_experts * expert
@@ -310,10 +326,11 @@ def count_stored_parameters(params: MoEParams) -> int:
 @styled
 def expert_load_figure(load, top_k: int) -> BookFigure:
     """Bar chart of token-slots per expert, with the perfectly balanced load as a line."""
-    load = [int(c) for c in load]
-    if not load or min(load) < 0:
-        raise ValueError(f"load must be a non-empty list of non-negative counts, got {load}")
+    load = require_sequence(load, "load", expected="a list of token-slot counts", item=require_nonnegative_int)
     top_k = require_positive_int(top_k, "top_k")
+    if sum(load) % top_k:
+        raise ValueError(f"load must add up to a multiple of top_k={top_k} (each token fills top_k slots), "
+                         f"got {sum(load)}")
     n_experts = len(load)
     balanced = sum(load) / n_experts
     fig = new_figure(6.5, 3.6)
@@ -353,10 +370,12 @@ def expert_capacity(n_tokens: int, n_experts: int, capacity_factor: float, top_k
     n_tokens = require_positive_int(n_tokens, "n_tokens")
     n_experts = require_positive_int(n_experts, "n_experts")
     top_k = _check_top_k(top_k, n_experts)
-    if isinstance(capacity_factor, bool) or not isinstance(capacity_factor, (int, float)) \
-            or not (capacity_factor > 0 and math.isfinite(capacity_factor)):
-        raise ValueError(f"capacity_factor must be a positive finite number, got {capacity_factor!r}")
-    return int(math.ceil(n_tokens * top_k / n_experts * capacity_factor - 1e-9))
+    capacity_factor = require_positive_number(capacity_factor, "capacity_factor")
+    capacity = int(math.ceil(n_tokens * top_k / n_experts * capacity_factor - 1e-9))
+    if capacity < 1:
+        raise ValueError(f"n_tokens={n_tokens}, top_k={top_k}, n_experts={n_experts} and "
+                         f"capacity_factor={capacity_factor!r} leave each expert no slot; they must give at least one")
+    return capacity
 
 
 class CapacityDispatch(NamedTuple):
@@ -387,13 +406,9 @@ def apply_capacity(routing: Routing, n_experts: int, capacity: int) -> CapacityD
     >>> d.kept.ravel().tolist(), d.dropped_slots
     ([True, False, True], 1)
     """
-    if not isinstance(routing, Routing):
-        raise TypeError(f"routing must be a Routing from moe_layer or route, got {type(routing).__name__}")
     n_experts = require_positive_int(n_experts, "n_experts")
-    capacity = require_positive_int(capacity, "capacity") if capacity != 0 else 0
-    experts = np.asarray(routing.experts)
-    if experts.size and (experts.min() < 0 or experts.max() >= n_experts):
-        raise ValueError(f"routing names experts up to {int(experts.max())}, but n_experts={n_experts}")
+    capacity = require_nonnegative_int(capacity, "capacity")
+    experts = _routed_experts(routing, n_experts)
     flat = experts.reshape(-1, experts.shape[-1])
     kept = np.zeros(flat.shape, dtype=bool)
     used = np.zeros(n_experts, dtype=int)
@@ -419,8 +434,11 @@ def dropped_by_capacity(routing: Routing, n_experts: int, capacity_factors) -> l
     >>> [row["dropped_fraction"] for row in dropped_by_capacity(r, 3, [1.0, 2.0])]
     [0.3333333333333333, 0.0]
     """
-    n_tokens = int(np.prod(np.asarray(routing.experts).shape[:-1]))
-    top_k = int(np.asarray(routing.experts).shape[-1])
+    n_experts = require_positive_int(n_experts, "n_experts")
+    experts = _routed_experts(routing, n_experts)
+    capacity_factors = require_sequence(capacity_factors, "capacity_factors", item=require_positive_number)
+    n_tokens = int(np.prod(experts.shape[:-1]))
+    top_k = int(experts.shape[-1])
     rows = []
     for factor in capacity_factors:
         capacity = expert_capacity(n_tokens, n_experts, factor, top_k)
@@ -449,6 +467,9 @@ def switch_balance_loss(logits, alpha: float = 1.0) -> float:
     if logits.ndim < 1 or logits.shape[-1] < 1:
         raise ValueError(f"logits must have shape (..., n_experts), got {logits.shape}")
     require_finite(logits, "logits")
+    if logits.size == 0:
+        raise ValueError(f"logits must hold at least one token, got shape {logits.shape}")
+    alpha = require_positive_number(alpha, "alpha")
     flat = logits.reshape(-1, logits.shape[-1])
     n_experts = flat.shape[1]
     probs = np.exp(flat - flat.max(axis=1, keepdims=True))
@@ -480,15 +501,15 @@ def capacity_drop_change(params: MoEParams, x, *, top_k: int = 2, capacity_facto
     if x.ndim < 2:
         raise ValueError(f"x must have shape (..., seq_len, d_model), got {x.shape}")
     flat = x.reshape(-1, params.d_model)
-    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) \
-            or not 0 <= position < x.shape[-2]:
-        raise ValueError(f"position must be an integer in [0, {x.shape[-2]}), got {position!r}")
+    position = require_index(position, "position", x.shape[-2], of="the first sequence's positions")
+    top_k = _check_top_k(top_k, params.n_experts)
+    capacity_factor = require_positive_number(capacity_factor, "capacity_factor")
     before = route(flat, params.W_router, top_k)
     demand = np.bincount(before.experts[:, 0], minlength=params.n_experts)
     busiest = int(np.argmax(demand))
     donors = [t for t in np.flatnonzero(before.experts[:, 0] == busiest) if t != position]
     if not donors:
-        raise ValueError("no other token chose the busiest expert first; use a larger batch")
+        raise ValueError("x: no other token chose the busiest expert first; use a larger batch")
     edited = flat.copy()
     edited[position] = flat[donors[-1]]
     after = route(edited, params.W_router, top_k)
@@ -503,6 +524,11 @@ def capacity_drop_change(params: MoEParams, x, *, top_k: int = 2, capacity_facto
     changed = sum(reached(before, kept_before, t) != reached(after, kept_after, t) for t in others)
     rerouted = sum(not np.array_equal(before.experts[t], after.experts[t]) for t in others)
     return DropChange(int(position), busiest, int(changed), int(rerouted))
+
+
+#: The most steps :func:`bias_balancing` takes (each routes the whole batch twice, and the loads
+#: settle within a few hundred steps at the speeds the chapter uses).
+MAX_BALANCING_STEPS = 100_000
 
 
 class BiasBalancing(NamedTuple):
@@ -528,13 +554,14 @@ def bias_balancing(logits, top_k: int, *, steps: int = 200, speed: float = 0.01)
     >>> r.load_before, r.load_after
     ([4, 0], [2, 2])
     """
-    logits = as_float_array(logits, "logits")
+    logits = as_float_array(logits, "logits", finite=True)
+    if logits.ndim < 1 or logits.size == 0:
+        raise ValueError(f"logits must have shape (..., n_experts) with at least one token, got {logits.shape}")
     flat = logits.reshape(-1, logits.shape[-1])
     n_experts = flat.shape[1]
     top_k = _check_top_k(top_k, n_experts)
-    steps = require_positive_int(steps, "steps")
-    if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not speed > 0:
-        raise ValueError(f"speed must be a positive number, got {speed!r}")
+    steps = require_positive_int(steps, "steps", maximum=MAX_BALANCING_STEPS)
+    speed = require_positive_number(speed, "speed")
     bias = np.zeros(n_experts)
 
     def load(b):
@@ -553,11 +580,16 @@ def bias_balancing(logits, top_k: int, *, steps: int = 200, speed: float = 0.01)
 @styled
 def balancing_figure(load_before, load_after, capacity: int, top_k: int) -> BookFigure:
     """Token-slots per expert before and after bias balancing, with one expert's capacity marked."""
-    before = [int(c) for c in load_before]
-    after = [int(c) for c in load_after]
-    if len(before) != len(after) or not before:
-        raise ValueError("load_before and load_after must be equally long, non-empty lists of counts")
+    before = require_sequence(load_before, "load_before", expected="a list of token-slot counts",
+                              item=require_nonnegative_int)
+    after = require_sequence(load_after, "load_after", expected="a list of token-slot counts",
+                             item=require_nonnegative_int)
+    require_same_length({"load_before": before, "load_after": after})
+    if sum(before) != sum(after):
+        raise ValueError(f"load_before and load_after must count the same token-slots, got {sum(before)} "
+                         f"and {sum(after)}")
     capacity = require_positive_int(capacity, "capacity")
+    top_k = require_positive_int(top_k, "top_k")
     n_experts = len(before)
     xs = np.arange(n_experts)
     fig = new_figure(7.0, 3.8)
@@ -630,7 +662,8 @@ def expert_choice_route(logits, capacity: int) -> ExpertChoice:
     n_tokens, n_experts = logits.shape
     capacity = require_positive_int(capacity, "capacity")
     if capacity > n_tokens:
-        raise ValueError(f"capacity must be at most the batch's n_tokens={n_tokens}, got {capacity}")
+        raise ValueError(f"capacity must be at most the batch's n_tokens={n_tokens} (the rows of logits), "
+                         f"got {capacity}")
     affinity = np.exp(logits - logits.max(axis=1, keepdims=True))
     affinity /= affinity.sum(axis=1, keepdims=True)
     # For every expert (a column), a stable sort of the negated affinities: best first, ties to lower index.
@@ -648,8 +681,8 @@ def expert_choice_layer(x, params: MoEParams, capacity: int, activation: str = "
     """
     params = check_moe_params(params)
     x = check_input(x, params.d_model, params.W_router.dtype)
-    if x.ndim != 2:
-        raise ValueError(f"x must have shape (n_tokens, d_model): expert choice routes one batch, got {x.shape}")
+    if x.ndim != 2 or x.shape[0] == 0:
+        raise ValueError(f"x must have shape (n_tokens >= 1, d_model): expert choice routes one batch, got {x.shape}")
     choice = expert_choice_route(x @ params.W_router, capacity)
     out = np.zeros_like(x)
     for e, expert in enumerate(params.experts):
@@ -683,11 +716,13 @@ def expert_choice_batch_dependence(params: MoEParams, x, *, capacity: int, top_k
     if x.ndim != 2:
         raise ValueError(f"x must have shape (n_tokens, d_model), got {x.shape}")
     n_tokens = x.shape[0]
-    position = n_tokens - 1 if position is None else position
-    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < n_tokens:
-        raise ValueError(f"position must be an integer in [0, {n_tokens}), got {position!r}")
+    if n_tokens == 0:
+        raise ValueError(f"x must hold at least one token, got shape {x.shape}")
+    position = n_tokens - 1 if position is None else require_index(position, "position", n_tokens, of="x's tokens")
+    capacity = require_positive_int(capacity, "capacity")
+    top_k = _check_top_k(top_k, params.n_experts)
     edited = x.copy()
-    edited[position] = np.random.default_rng(seed).standard_normal(params.d_model) * x.std()
+    edited[position] = np.random.default_rng(require_seed(seed)).standard_normal(params.d_model) * x.std()
     before = expert_choice_route(x @ params.W_router, capacity)
     after = expert_choice_route(edited @ params.W_router, capacity)
     others = [t for t in range(n_tokens) if t != position]
@@ -733,8 +768,7 @@ def fine_grained_split(d_model: int, d_ff: int, n_experts: int, top_k: int, m: i
     m = require_positive_int(m, "m")
     if d_ff % m:
         raise ValueError(f"m must divide d_ff={d_ff} so the narrower experts have whole widths, got {m}")
-    if not isinstance(gated, bool):
-        raise TypeError(f"gated must be True or False, got {gated!r}")
+    gated = require_bool(gated, "gated")
     matrices = 3 if gated else 2
 
     def expert(width):
@@ -806,7 +840,9 @@ def simulate_distinct_experts(n_experts: int, top_k: int, batch_size: int, *, tr
     trials = require_positive_int(trials, "trials")
     if trials < 2:
         raise ValueError(f"trials must be at least 2 for a standard error, got {trials}")
-    rng = np.random.default_rng(seed)
+    require_tensor_size({"trials": trials, "batch_size": batch_size, "n_experts": n_experts},
+                        ("trials", "batch_size", "n_experts"))
+    rng = np.random.default_rng(require_seed(seed))
     # For each token, the top_k smallest of n_experts uniform draws are a uniform random k-subset.
     draws = rng.random((trials, batch_size, n_experts))
     picked = np.argpartition(draws, top_k - 1, axis=-1)[..., :top_k]

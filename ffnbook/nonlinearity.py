@@ -14,8 +14,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import as_float_array, require_finite
-from .feedforward import ffn
+from ._checks import as_float_array, require_finite, require_names
+from .activations import ACTIVATIONS
+from .feedforward import check_input, ffn, ffn_params_of
 
 
 class AffineFit(NamedTuple):
@@ -35,7 +36,7 @@ def _fit_design(x) -> np.ndarray:
         raise ValueError(f"x must be 2-D, (n_samples, d_in), got shape {x.shape}")
     if x.shape[0] <= x.shape[1] + 1:
         raise ValueError(
-            f"need more samples than unknowns (n > d_in + 1 = {x.shape[1] + 1}), got n={x.shape[0]}"
+            f"x must hold more samples than unknowns (n > d_in + 1 = {x.shape[1] + 1}), got n={x.shape[0]}"
         )
     require_finite(x, "x")
     design = np.hstack([x, np.ones((x.shape[0], 1), dtype=x.dtype)])
@@ -86,5 +87,8 @@ def affine_fit_by_activation(x, params, names=("identity", "relu", "gelu", "silu
     >>> fits["identity"].relative_residual < 1e-12 < fits["relu"].relative_residual
     True
     """
+    names = require_names(names, "names", ACTIVATIONS)
+    params = ffn_params_of(params)
     q = _fit_design(x)
+    x = check_input(x, params.d_model, params.dtype)
     return {name: _fit_residual(q, ffn(x, *params, activation=name)) for name in names}

@@ -7,9 +7,9 @@ holds, so a page can check every formula against an actual module.
 
 from __future__ import annotations
 
-import math
 
-from ._checks import require_positive_int
+from ._checks import (describe, require_bool, require_positive_int, require_positive_number, require_sequence,
+                      require_tensor_size)
 
 
 def ffn_param_count(d_model: int, d_ff: int, bias: bool = True) -> int:
@@ -22,6 +22,7 @@ def ffn_param_count(d_model: int, d_ff: int, bias: bool = True) -> int:
     """
     d_model = require_positive_int(d_model, "d_model")
     d_ff = require_positive_int(d_ff, "d_ff")
+    bias = require_bool(bias, "bias")
     return 2 * d_model * d_ff + ((d_ff + d_model) if bias else 0)
 
 
@@ -41,6 +42,7 @@ def gated_ffn_param_count(d_model: int, d_ff: int, bias: bool = False) -> int:
     """
     d_model = require_positive_int(d_model, "d_model")
     d_ff = require_positive_int(d_ff, "d_ff")
+    bias = require_bool(bias, "bias")
     return 3 * d_model * d_ff + ((2 * d_ff + d_model) if bias else 0)
 
 
@@ -54,9 +56,7 @@ def equal_parameter_width(d_ff_classic: float) -> float:
     >>> equal_parameter_width(3072)
     2048.0
     """
-    if isinstance(d_ff_classic, bool) or not isinstance(d_ff_classic, (int, float)) \
-            or not (d_ff_classic > 0 and math.isfinite(d_ff_classic)):
-        raise ValueError(f"d_ff_classic must be a positive number, got {d_ff_classic!r}")
+    require_positive_number(d_ff_classic, "d_ff_classic")
     return 2 * d_ff_classic / 3
 
 
@@ -66,7 +66,7 @@ def ffn_weights_in_d2(d_ff: int, d_model: int, gated: bool) -> float:
     >>> ffn_weights_in_d2(3072, 768, gated=False), ffn_weights_in_d2(2048, 768, gated=True)
     (8.0, 8.0)
     """
-    count = gated_ffn_param_count if gated else ffn_param_count
+    count = gated_ffn_param_count if require_bool(gated, "gated") else ffn_param_count
     d_model = require_positive_int(d_model, "d_model")
     return count(d_model, d_ff, bias=False) / d_model**2
 
@@ -92,6 +92,7 @@ def attention_param_count(
     d_model = require_positive_int(d_model, "d_model")
     n_heads = require_positive_int(n_heads, "n_heads")
     n_kv_heads = n_heads if n_kv_heads is None else require_positive_int(n_kv_heads, "n_kv_heads")
+    bias = require_bool(bias, "bias")
     if d_model % n_heads:
         raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
     if n_heads % n_kv_heads:
@@ -104,8 +105,8 @@ def attention_param_count(
 
 def count_module_parameters(module) -> int:
     """Number of scalars a torch module stores (every parameter tensor's ``numel``)."""
-    if not hasattr(module, "parameters"):
-        raise TypeError(f"expected a torch.nn.Module, got {type(module).__name__}")
+    if not hasattr(module, "parameters") or not callable(module.parameters):
+        raise TypeError(f"module must be a torch.nn.Module, got {describe(module)}")
     return int(sum(p.numel() for p in module.parameters()))
 
 
@@ -116,6 +117,13 @@ def block_modules(d_model: int, d_ff: int, n_heads: int, activation: str = "gelu
     ``torch.nn.MultiheadAttention(d_model, n_heads, bias=False)``. Built on
     torch's ``meta`` device, so even model-sized widths cost no memory.
     """
+    d_model = require_positive_int(d_model, "d_model")
+    d_ff = require_positive_int(d_ff, "d_ff")
+    n_heads = require_positive_int(n_heads, "n_heads")
+    if d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} must divide d_model={d_model}")
+    require_tensor_size({"d_model": d_model, "d_ff": d_ff}, ("d_model", "d_ff"), (3, "d_model", "d_model"))
+
     import torch
     from torch import nn
 
@@ -139,11 +147,12 @@ def width_ratio_rows(d_model: int, multipliers=(1, 2, equal_parameter_width(4), 
     [0.501, 2.002]
     """
     d_model = require_positive_int(d_model, "d_model")
+    multipliers = require_sequence(multipliers, "multipliers", item=require_positive_number)
     rows = []
     for m in multipliers:
-        if m <= 0:
-            raise ValueError(f"width multipliers must be positive, got {m}")
         d_ff = int(round(m * d_model))
+        if d_ff < 1:
+            raise ValueError(f"multipliers: {m:g} · d_model={d_model} rounds to a width of {d_ff}")
         ffn_count = ffn_param_count(d_model, d_ff)
         attn_count = attention_param_count(d_model)
         rows.append(

@@ -51,8 +51,17 @@ _RC = {
 }
 
 
+#: The largest figure side, in inches (a page is about 7 wide).
+MAX_INCHES = 100
+
+
 def new_figure(width: float = 7.0, height: float = 4.0, **subplot_kw) -> Figure:
-    """A blank figure with the book's style, not attached to pyplot."""
+    """A blank figure with the book's style, not attached to pyplot; ``width`` and ``height`` in inches."""
+    from ._checks import require_number
+
+    for value, name in ((width, "width"), (height, "height")):
+        require_number(value, name, low=0, high=MAX_INCHES, low_open=True,
+                       expected=f"a size in inches in (0, {MAX_INCHES}]")
     with matplotlib.rc_context(_RC):
         fig = Figure(figsize=(width, height), layout="constrained")
     fig._ffnbook_rc = dict(_RC)  # remembered for drawing and saving
@@ -72,8 +81,10 @@ class BookFigure:
     def __init__(self, figure: Figure, description: str):
         if not isinstance(figure, Figure):
             raise TypeError(f"figure must be a matplotlib Figure, got {type(figure).__name__}")
-        if not description or not description.strip():
-            raise ValueError("a BookFigure needs a non-empty description")
+        if not isinstance(description, str):
+            raise TypeError(f"description must be text (the alt text), got {type(description).__name__}")
+        if not description.strip():
+            raise ValueError("description must be a non-empty text: a BookFigure needs its alt text")
         self.figure = figure
         self.description = description
 
@@ -98,6 +109,9 @@ class BookFigure:
 def styled(fn):
     """Decorator: run a figure-drawing function inside the book's rc context."""
     import functools
+
+    if not callable(fn):
+        raise TypeError(f"fn must be a function to decorate, got {type(fn).__name__}")
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

@@ -13,21 +13,25 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ._checks import as_float_array, require_finite
-from .attention import AttentionParams, self_attention
-from .feedforward import FFNParams, check_params, ffn
+from ._checks import (as_float_array, as_index_array, describe, float_dtype, require_callable, require_finite,
+                      require_index, require_positions, require_positive_int, require_seed, require_sequence)
+from .activations import get_activation
+from .attention import AttentionParams, check_attention_params, self_attention
+from .feedforward import FFNParams, ffn, ffn_params_of
 
 Layer = Callable[[np.ndarray], np.ndarray]
 
 
 def ffn_layer(params: FFNParams, activation: str = "relu") -> Layer:
     """The FFN with fixed weights, as a one-argument layer."""
-    params = check_params(*params)
+    params = ffn_params_of(params)
+    get_activation(activation)
     return lambda x: ffn(x, *params, activation=activation)
 
 
 def attention_layer(params: AttentionParams, n_heads: int = 1) -> Layer:
     """Self-attention with fixed weights, as a one-argument layer."""
+    params, _ = check_attention_params(params, n_heads)
     return lambda x: self_attention(x, params, n_heads=n_heads)
 
 
@@ -37,7 +41,20 @@ def random_tokens(shape, *, seed: int = 0, dtype=np.float64) -> np.ndarray:
     >>> random_tokens((2, 3), seed=0).shape
     (2, 3)
     """
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    if _is_count(shape):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)) or not all(_is_count(n) for n in shape):
+        raise TypeError(f"shape must be an integer >= 0 or a tuple of them, got {describe(shape)}")
+    dtype = float_dtype(dtype)
+    return np.random.default_rng(require_seed(seed)).standard_normal(tuple(int(n) for n in shape)).astype(dtype)
+
+
+def _is_count(n) -> bool:
+    return isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)) and n >= 0
+
+
+def _check_layer(layer) -> Layer:
+    return require_callable(layer, "layer", "a layer: a function of an array")
 
 
 def _check_sequence(x, name: str = "x", min_ndim: int = 2) -> np.ndarray:
@@ -45,6 +62,7 @@ def _check_sequence(x, name: str = "x", min_ndim: int = 2) -> np.ndarray:
     if x.ndim < min_ndim:
         axes = "(batch, seq_len, d_model)" if min_ndim == 3 else "(..., seq_len, d_model)"
         raise ValueError(f"{name} must have shape {axes}, got {x.shape}")
+    require_positions(x, name)
     require_finite(x, name)
     return x
 
@@ -62,6 +80,7 @@ def batch_vs_rows_max_diff(layer: Layer, x) -> float:
     sequence of length one, ``x[i:i+1]``, so the layer sees nothing but it.
     For a position-wise layer the two agree up to floating-point rounding.
     """
+    _check_layer(layer)
     x = _check_sequence(x)
     if x.ndim != 2:
         raise ValueError(f"x must have shape (seq_len, d_model), got {x.shape}")
@@ -76,6 +95,7 @@ def reshape_max_diff(layer: Layer, x) -> float:
     Folding the sequence axis into the batch axis hides every other token
     from each position; a position-wise layer does not notice.
     """
+    _check_layer(layer)
     x = _check_sequence(x, min_ndim=3)
     if x.ndim != 3:
         raise ValueError(f"x must have shape (batch, seq_len, d_model), got {x.shape}")
@@ -87,9 +107,10 @@ def reshape_max_diff(layer: Layer, x) -> float:
 
 def permutation_max_diff(layer: Layer, x, perm) -> float:
     """Permutation equivariance: compare ``layer(x[..., perm, :])`` with ``layer(x)[..., perm, :]``."""
+    _check_layer(layer)
     x = _check_sequence(x)
-    perm = np.asarray(perm)
     seq_len = x.shape[-2]
+    perm = as_index_array(perm, "perm", high=seq_len, ndim=1, what="positions")
     if perm.shape != (seq_len,) or sorted(perm.tolist()) != list(range(seq_len)):
         raise ValueError(f"perm must be a permutation of range({seq_len}), got {perm.tolist()}")
     return _max_abs_diff(layer(x)[..., perm, :], layer(x[..., perm, :]))
@@ -116,10 +137,11 @@ def movement_by_position(layer: Layer, x, position: int, *, seed: int = 1) -> li
     >>> moved[0] > 0, moved[1:]
     (True, [0.0, 0.0])
     """
+    _check_layer(layer)
     x = _check_sequence(x)
     seq_len = x.shape[-2]
-    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < seq_len:
-        raise ValueError(f"position must be an integer in [0, {seq_len}), got {position!r}")
+    position = require_index(position, "position", seq_len, of="x's positions")
+    seed = require_seed(seed)
     edited = x.copy()
     edited[..., position, :] = random_tokens(x[..., position, :].shape, seed=seed, dtype=x.dtype)
     change = np.abs(layer(edited) - layer(x))  # (..., seq_len, d_model)
@@ -166,8 +188,8 @@ def rounding_gap(a, b, terms) -> RoundingGap:
     >>> g.in_eps_of_largest, g.in_eps_of_terms, g.max_ulps, g.share_differing
     (1.0, 1.0, 1.0, 0.5)
     """
-    a, b = as_float_array(a, "a"), as_float_array(b, "b")
-    terms = as_float_array(terms, "terms")
+    a, b = as_float_array(a, "a", finite=True), as_float_array(b, "b", finite=True)
+    terms = as_float_array(terms, "terms", finite=True)
     if not a.shape == b.shape == terms.shape:
         raise ValueError(f"a, b and terms must have one shape, got {a.shape}, {b.shape}, {terms.shape}")
     if (terms <= 0).any():
@@ -193,7 +215,8 @@ def ffn_rounding_gap(params: FFNParams, x, activation: str = "relu") -> Rounding
     """
     from .activations import get_activation
 
-    params = check_params(*params)
+    params = ffn_params_of(params)
+    get_activation(activation)
     x = _check_sequence(x)
     if x.ndim != 2:
         raise ValueError(f"x must have shape (seq_len, d_model), got {x.shape}")
@@ -213,6 +236,9 @@ def rounding_sweep(d_model: int, d_ff: int, seq_lens, seeds, activation: str = "
     from .feedforward import init_ffn_params
 
     params = init_ffn_params(d_model, d_ff, seed=0)
+    seq_lens = require_sequence(seq_lens, "seq_lens", item=require_positive_int)
+    seeds = require_sequence(seeds, "seeds", item=require_seed)
+    get_activation(activation)
     rows = []
     for seq_len in seq_lens:
         for seed in seeds:
@@ -231,7 +257,7 @@ def summation_orders(values) -> dict[str, float]:
     """
     import math
 
-    v = as_float_array(np.asarray(values, dtype=float), "values").ravel()
+    v = as_float_array(values, "values", finite=True).ravel()
     exact = math.fsum(v.tolist())
 
     def left_to_right(seq):

@@ -29,7 +29,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import as_float_array, require_finite, require_positive_int
+from ._checks import (as_float_array, as_index_array, require_bool, require_finite, require_index, require_instance,
+                      require_nonnegative_int, require_positive_int, require_positive_number, require_seed,
+                      require_sequence)
+from .activations import get_activation
 from .attention import AttentionParams, attend, check_attention_params, merge_heads, split_heads
 from .feedforward import FFNParams, check_params, ffn
 from .plotting import PALETTE, BookFigure, new_figure, styled
@@ -47,10 +50,10 @@ POSITION_METHODS = {
 ABSOLUTE_METHODS = ("learned", "sinusoidal")
 
 
-def _positions(positions) -> np.ndarray:
-    p = np.asarray(positions)
-    if p.ndim != 1 or p.size == 0 or not np.issubdtype(p.dtype, np.integer) or (p < 0).any():
-        raise ValueError(f"positions must be a non-empty 1-D array of integers >= 0, got {positions!r}")
+def _positions(positions, name: str = "positions") -> np.ndarray:
+    p = as_index_array(positions, name, what="integers", ndim=1)
+    if p.size == 0:
+        raise ValueError(f"{name} must hold at least one position, got none")
     return p
 
 
@@ -84,7 +87,7 @@ def learned_table(n_positions: int, d_model: int, *, seed: int = 0) -> np.ndarra
     """
     n_positions = require_positive_int(n_positions, "n_positions")
     d_model = require_positive_int(d_model, "d_model")
-    return np.random.default_rng([seed, n_positions]).standard_normal((n_positions, d_model))
+    return np.random.default_rng([require_seed(seed), n_positions]).standard_normal((n_positions, d_model))
 
 
 def rope(t, positions, base: float = 10000.0) -> np.ndarray:
@@ -100,7 +103,8 @@ def rope(t, positions, base: float = 10000.0) -> np.ndarray:
     >>> np.round(rope(v, [1], base=1.0), 6).tolist()  # turned by one radian
     [[0.540302, 0.841471]]
     """
-    t = as_float_array(t, "t")
+    t = as_float_array(t, "t", finite=True)
+    base = require_positive_number(base, "base")
     p = _positions(positions)
     if t.ndim < 2 or t.shape[-2] != p.size or t.shape[-1] % 2:
         raise ValueError(f"t must have shape (..., {p.size}, even d_head), got {t.shape}")
@@ -153,8 +157,7 @@ def t5_relative_bucket(offset, *, bidirectional: bool = False, num_buckets: int 
     >>> t5_relative_bucket([-3, 3], bidirectional=True).tolist()
     [3, 19]
     """
-    if not isinstance(bidirectional, bool):
-        raise TypeError(f"bidirectional must be True or False, got {bidirectional!r}")
+    bidirectional = require_bool(bidirectional, "bidirectional")
     num_buckets = require_positive_int(num_buckets, "num_buckets")
     max_distance = require_positive_int(max_distance, "max_distance")
     offset = np.asarray(offset)
@@ -204,15 +207,15 @@ def attention_with_positions(x, params: AttentionParams, n_heads: int, positions
     methods act on ``x`` before it arrives here).
     """
     _method(method)
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
+    causal = require_bool(causal, "causal")
     params, d_model = check_attention_params(params, n_heads)
-    x = as_float_array(x, "x")
-    if x.ndim != 2 or x.shape[-1] != d_model:
-        raise ValueError(f"x must have shape (seq_len, {d_model}), got {x.shape}")
+    x = as_float_array(x, "x", finite=True)
+    if x.ndim != 2 or x.shape[-1] != d_model or x.shape[0] == 0:
+        raise ValueError(f"x must have shape (seq_len >= 1, {d_model}), got {x.shape}")
     p = _positions(positions)
     if p.size != x.shape[0]:
-        raise ValueError(f"need one position per token: {x.shape[0]} tokens, {p.size} positions")
+        raise ValueError(f"positions must give one position per token of x: x has {x.shape[0]} tokens, "
+                         f"positions {p.size}")
     q, k, v = (split_heads(x @ w, n_heads) for w in (params.Wq, params.Wk, params.Wv))
     bias = None
     if method == "rope":
@@ -222,7 +225,7 @@ def attention_with_positions(x, params: AttentionParams, n_heads: int, positions
     elif method == "t5":
         if relative_table is None:
             raise ValueError('method "t5" needs relative_table, one scalar per head and bucket')
-        relative_table = as_float_array(relative_table, "relative_table")
+        relative_table = as_float_array(relative_table, "relative_table", finite=True)
         if relative_table.ndim != 2 or relative_table.shape[0] != n_heads:
             raise ValueError(f"relative_table must have shape ({n_heads}, num_buckets), got {relative_table.shape}")
         bias = t5_bias(p, relative_table, bidirectional=not causal)
@@ -260,6 +263,9 @@ def tiny_model(vocab: int = 50, d_model: int = 64, d_ff: int = 256, n_heads: int
     vocab = require_positive_int(vocab, "vocab")
     d_model = require_positive_int(d_model, "d_model")
     n_heads = require_positive_int(n_heads, "n_heads")
+    seed = require_seed(seed)
+    if d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} must divide d_model={d_model}")
     if (d_model // n_heads) % 2:
         raise ValueError(f"RoPE needs an even head width, got d_model/n_heads = {d_model}/{n_heads}")
     rng = np.random.default_rng([seed, 1])
@@ -285,17 +291,19 @@ def first_ffn_output(model: TinyModel, token_ids, start: int, method: str, activ
     Returns shape ``(len(token_ids), d_model)``.
     """
     _method(method)
-    ids = _positions(token_ids)
+    require_instance(model, "model", TinyModel, "a TinyModel from ffnbook.positional.tiny_model")
+    get_activation(activation)
+    ids = _positions(token_ids, "token_ids")
     if (ids >= model.token_embeddings.shape[0]).any():
-        raise ValueError(f"token ids must be below the vocabulary size {model.token_embeddings.shape[0]}")
-    if isinstance(start, bool) or not isinstance(start, (int, np.integer)) or start < 0:
-        raise ValueError(f"start must be an integer >= 0, got {start!r}")
+        raise ValueError(f"token_ids must be below the vocabulary size {model.token_embeddings.shape[0]}")
+    start = require_nonnegative_int(start, "start")
     positions = np.arange(start, start + ids.size)
     x = model.token_embeddings[ids]
     if method in ABSOLUTE_METHODS:
         table = model.position_tables[method]
         if positions[-1] >= table.shape[0]:
-            raise ValueError(f"position {positions[-1]} is beyond the {method} table's {table.shape[0]} rows")
+            raise ValueError(f"start={start} puts the last token at position {positions[-1]}, beyond the "
+                             f"{method} table's {table.shape[0]} rows")
         x = x + table[positions]
     h = x + attention_with_positions(_rms_norm(x), model.attention, model.n_heads, positions, method,
                                      relative_table=model.relative_table, causal=causal)
@@ -322,10 +330,10 @@ def shift_experiment(model: TinyModel, token_ids, starts, method: str, feature: 
     enter, and shifting the whole sequence leaves the output unchanged up to
     rounding.
     """
-    starts = [int(s) for s in _positions(starts)]
+    starts = [int(s) for s in _positions(starts, "starts")]
+    require_instance(model, "model", TinyModel, "a TinyModel from ffnbook.positional.tiny_model")
+    feature = require_index(feature, "feature", model.token_embeddings.shape[1], of="the model's features")
     outputs = [first_ffn_output(model, token_ids, s, method)[-1] for s in starts]
-    if not 0 <= feature < outputs[0].size:
-        raise ValueError(f"feature must be in [0, {outputs[0].size}), got {feature}")
     change = max(float(np.max(np.abs(o - outputs[0]))) for o in outputs)
     return ShiftResult(method, starts, [float(o[feature]) for o in outputs], change)
 
@@ -336,8 +344,8 @@ def shift_figure(results: list[ShiftResult]) -> BookFigure:
 
     The description is the figure's alt text, with the measured ranges.
     """
-    if not results:
-        raise ValueError("need at least one ShiftResult")
+    results = require_sequence(results, "results", expected="a list of ShiftResult",
+                               item=lambda r, label: require_instance(r, label, ShiftResult))
     labels = {"learned": "learned table", "sinusoidal": "sinusoidal table", "rope": "RoPE",
               "alibi": "ALiBi", "t5": "T5 relative bias", "none": "no positions"}
     styles = ("-", "--", "-.", ":")
@@ -386,12 +394,13 @@ def predecessor_experiment(model: TinyModel, first_id: int, repeated_id: int, n_
     copies' FFN outputs differ: the count of predecessors is a position signal.
     Without the mask every copy attends to the same set and gets the same output.
     """
-    n_copies = require_positive_int(n_copies, "n_copies")
+    require_instance(model, "model", TinyModel, "a TinyModel from ffnbook.positional.tiny_model")
+    n_copies = require_positive_int(n_copies, "n_copies", maximum=4096)
     if n_copies < 2:
         raise ValueError(f"n_copies must be at least 2 to compare copies, got {n_copies}")
-    for value, name in ((first_id, "first_id"), (repeated_id, "repeated_id")):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{name} must be a token id (an int), got {value!r}")
+    vocab = model.token_embeddings.shape[0]
+    first_id = require_index(first_id, "first_id", vocab, of="the model's token ids")
+    repeated_id = require_index(repeated_id, "repeated_id", vocab, of="the model's token ids")
     if first_id == repeated_id:
         raise ValueError(f"first_id and repeated_id must differ, got {first_id} twice")
     ids = [first_id] + [repeated_id] * n_copies

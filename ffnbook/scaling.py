@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ._checks import describe, require_choice, require_positive_number, require_sequence
+
 #: Exponents ``(a, b)`` of the compute-optimal model size and training tokens,
 #: ``N_opt ∝ C^a`` and ``D_opt ∝ C^b``: Hoffmann et al.'s three approaches and
 #: Kaplan et al.'s fit, as Hoffmann et al. tabulate them (Table 2).
@@ -53,11 +55,7 @@ CHINCHILLA = (70e9, 1.4e12)
 
 
 def _positive(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a positive number, got {type(value).__name__} {value!r}")
-    if not (value > 0 and value != float("inf")):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
+    return require_positive_number(value, name)
 
 
 def training_flops(n_params: float, n_tokens: float) -> float:
@@ -92,8 +90,7 @@ def growth_under(compute_factor: float, fit: str) -> tuple[float, float]:
     [5.37, 1.86]
     """
     compute_factor = _positive(compute_factor, "compute_factor")
-    if fit not in OPTIMAL_EXPONENTS:
-        raise ValueError(f"fit must be one of {', '.join(OPTIMAL_EXPONENTS)}, got {fit!r}")
+    require_choice(fit, "fit", OPTIMAL_EXPONENTS)
     a, b = OPTIMAL_EXPONENTS[fit]
     return compute_factor**a, compute_factor**b
 
@@ -108,10 +105,14 @@ def optimal_run_rows() -> list[dict]:
 
 def tokens_per_parameter_range(rows=None) -> tuple[float, float]:
     """The smallest and largest tokens per parameter in :func:`optimal_run_rows`."""
-    rows = optimal_run_rows() if rows is None else rows
-    ratios = [r["tokens_per_param"] for r in rows]
-    if not ratios:
-        raise ValueError("rows must not be empty")
+    def ratio(row, label):
+        if not isinstance(row, dict) or "tokens_per_param" not in row:
+            raise TypeError(f"{label} must be a row of optimal_run_rows(), a dict with 'tokens_per_param', "
+                            f"got {describe(row)}")
+        return require_positive_number(row["tokens_per_param"], f"{label}['tokens_per_param']")
+
+    ratios = [r["tokens_per_param"] for r in optimal_run_rows()] if rows is None else require_sequence(
+        rows, "rows", expected="a list of optimal_run_rows() rows", item=ratio)
     return min(ratios), max(ratios)
 
 

@@ -38,17 +38,30 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._checks import require_positive_int
-from .attention import AttentionParams
+from ._checks import (as_float_array, describe, require_bool, require_index, require_instance, require_number,
+                      require_positive_int, require_seed, require_tensor_size)
+from .attention import AttentionParams, check_attention_params
 from .block import LN_EPS, transformer_block
-from .facts import FactWorld, Prompts, check_facts, make_prompts, repeat_facts
-from .feedforward import FFNParams, check_params
+from .facts import FactWorld, Prompts, check_facts, check_world, make_prompts, repeat_facts
+from .feedforward import FFNParams, ffn_params_of
 from .torch_ffn import PositionwiseFFN, linear_weights, load_linear, torch_dtype
 
 
 def layer_norm(x: torch.Tensor) -> torch.Tensor:
     """Layer norm over the last axis without gain or bias (as :func:`ffnbook.block.layer_norm`)."""
+    _check_float_tensor(x, "x")
     return nn.functional.layer_norm(x, x.shape[-1:], eps=LN_EPS)
+
+
+def _check_float_tensor(x, name: str, d_model: int | None = None) -> torch.Tensor:
+    """``x`` if it is a floating-point torch tensor with at least one axis (of width ``d_model`` if given)."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch tensor, got {describe(x)}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
+    if x.dim() == 0 or (d_model is not None and x.shape[-1] != d_model):
+        raise ValueError(f"{name} must have shape (..., {d_model or 'd_model'}), got {tuple(x.shape)}")
+    return x
 
 
 class CausalSelfAttention(nn.Module):
@@ -62,13 +75,18 @@ class CausalSelfAttention(nn.Module):
         super().__init__()
         self.d_model = require_positive_int(d_model, "d_model")
         self.n_heads = require_positive_int(n_heads, "n_heads")
+        require_tensor_size({"d_model": self.d_model}, ("d_model", "d_model"))
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
-        self.causal = bool(causal)
+        self.causal = require_bool(causal, "causal")
         self.q, self.k, self.v, self.o = (nn.Linear(d_model, d_model, bias=False) for _ in range(4))
 
     def forward(self, x: torch.Tensor, *, return_weights: bool = False):
         """Attention output, shape of ``x``; with ``return_weights``, also the weights ``(..., H, T, T)``."""
+        _check_float_tensor(x, "x", self.d_model)
+        return_weights = require_bool(return_weights, "return_weights")
+        if x.dim() < 2:
+            raise ValueError(f"x must have shape (..., seq_len, {self.d_model}), got {tuple(x.shape)}")
         T, d_head = x.shape[-2], self.d_model // self.n_heads
 
         def split(t):  # (..., T, D) -> (..., H, T, d_head)
@@ -90,9 +108,8 @@ class CausalSelfAttention(nn.Module):
 
     def load_numpy(self, params: AttentionParams) -> None:
         """Copy NumPy-convention projections into this module (cast to its dtype)."""
-        params = AttentionParams(*params)
+        params, _ = check_attention_params(params, self.n_heads)
         for m, w, name in zip((self.q, self.k, self.v, self.o), params, AttentionParams._fields):
-            w = np.asarray(w)
             if w.shape != (self.d_model, self.d_model):
                 raise ValueError(f"{name} must have shape ({self.d_model}, {self.d_model}), got {w.shape}")
             load_linear(m, w)
@@ -108,6 +125,7 @@ class Block(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The block's output for ``x`` of shape ``(..., T, d_model)``."""
+        _check_float_tensor(x, "x", self.attention.d_model)
         h = x + self.attention(layer_norm(x))
         return h + self.ffn(layer_norm(h))
 
@@ -115,7 +133,10 @@ class Block(nn.Module):
     def from_numpy(cls, attn_params: AttentionParams, ffn_params: FFNParams, *, n_heads: int,
                    causal: bool = True) -> "Block":
         """A block holding exactly these NumPy weights, in their dtype."""
-        ffn_params = check_params(*ffn_params)
+        ffn_params = ffn_params_of(ffn_params, "ffn_params")
+        attn_params, d_attention = check_attention_params(attn_params, n_heads, "attn_params")
+        if d_attention != ffn_params.d_model:
+            raise ValueError(f"attn_params have d_model={d_attention} but ffn_params {ffn_params.d_model}")
         block = cls(ffn_params.d_model, n_heads, ffn_params.d_ff, causal=causal)
         block.to(torch_dtype(ffn_params.dtype))
         block.attention.load_numpy(attn_params)
@@ -125,6 +146,10 @@ class Block(nn.Module):
     def to_numpy(self) -> tuple[AttentionParams, FFNParams]:
         """The block's weights for :func:`ffnbook.block.transformer_block` (``norm="pre"``, ReLU)."""
         return self.attention.to_numpy(), self.ffn.to_numpy()
+
+
+#: The most blocks a :class:`TinyTransformer` may have (each is built and run in a Python loop).
+MAX_BLOCKS = 1024
 
 
 @dataclass(frozen=True)
@@ -144,8 +169,9 @@ class ModelConfig:
         return self.d_ff / self.d_model
 
     def __post_init__(self):
-        for name in ("vocab_size", "seq_len", "d_model", "n_heads", "d_ff", "n_blocks"):
+        for name in ("vocab_size", "seq_len", "d_model", "n_heads", "d_ff"):
             require_positive_int(getattr(self, name), name)
+        require_positive_int(self.n_blocks, "n_blocks", maximum=MAX_BLOCKS)
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
 
@@ -190,7 +216,8 @@ class TinyTransformer(nn.Module):
         if tokens.dim() != 2 or not 1 <= tokens.shape[1] <= self.config.seq_len:
             raise ValueError(f"tokens must have shape (n, seq_len ≤ {self.config.seq_len}), got {tuple(tokens.shape)}")
         if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.config.vocab_size):
-            raise ValueError(f"token ids must lie in [0, {self.config.vocab_size})")
+            raise ValueError(f"tokens must hold ids in [0, {self.config.vocab_size}), got "
+                             f"{int(tokens.min())} to {int(tokens.max())}")
         return tokens
 
     def forward(self, tokens) -> torch.Tensor:
@@ -208,15 +235,18 @@ class TinyTransformer(nn.Module):
         (mean ablation passes the sublayer's average output here).
         """
         tokens = self._check_tokens(tokens)
+        for name, table in (("ffn_ablation", ffn_ablation), ("attention_ablation", attention_ablation)):
+            if table is not None and not isinstance(table, dict):
+                raise TypeError(f"{name} must be a dict {{block index: 'zero' or a tensor}} or None, "
+                                f"got {describe(table)}")
         knocks = {"ffn": dict(ffn_ablation or {}), "attention": dict(attention_ablation or {})}
         for kind, table in knocks.items():
             for index, how in table.items():
-                if not (isinstance(index, int) and 0 <= index < len(self.blocks)):
-                    raise ValueError(f"{kind} ablation: block index must be in [0, {len(self.blocks)}), got {index!r}")
+                require_index(index, f"{kind}_ablation's block index", len(self.blocks), of="the model's blocks")
                 shapes = ((self.config.d_model,), (tokens.shape[1], self.config.d_model))
                 if not (isinstance(how, str) and how == "zero"
                         or isinstance(how, torch.Tensor) and tuple(how.shape) in shapes):
-                    raise ValueError(f"{kind} ablation of block {index} must be 'zero' or a tensor of shape "
+                    raise ValueError(f"{kind}_ablation of block {index} must be 'zero' or a tensor of shape "
                                      f"{shapes[0]} or {shapes[1]}, got {getattr(how, 'shape', how)!r}")
         positions = torch.arange(tokens.shape[1])
         x = self.embed(tokens) + self.position(positions)
@@ -258,19 +288,32 @@ class TrainConfig:
     threads: int = 1  #: torch threads during training; fixed so reductions run in a fixed order
 
     def __post_init__(self):
-        for name in ("steps", "batch_size", "eval_every", "eval_contexts", "threads"):
+        for name in ("steps", "batch_size", "eval_every", "eval_contexts"):
             require_positive_int(getattr(self, name), name)
-        if not (isinstance(self.learning_rate, float) and 0 < self.learning_rate < 1):
-            raise ValueError(f"learning_rate must be a float in (0, 1), got {self.learning_rate!r}")
+        require_positive_int(self.threads, "threads", maximum=MAX_THREADS)
+        require_number(self.learning_rate, "learning_rate", low=0, high=1, low_open=True, high_open=True)
+        require_number(self.weight_decay, "weight_decay", low=0)
+        require_seed(self.seed)
+
+
+#: The most torch threads a training run or a page may ask for.
+MAX_THREADS = 1024
+
+
+def deterministic_torch(seed: int, threads: int = 1):
+    """Seed torch, demand deterministic algorithms and fix the thread count; restore all on exit.
+
+    A context manager; its arguments are checked when it is called, before ``with``.
+    """
+    return _deterministic_torch(require_seed(seed), require_positive_int(threads, "threads", maximum=MAX_THREADS))
 
 
 @contextlib.contextmanager
-def deterministic_torch(seed: int, threads: int = 1):
-    """Seed torch, demand deterministic algorithms and fix the thread count; restore all on exit."""
+def _deterministic_torch(seed: int, threads: int):
     old_threads = torch.get_num_threads()
     old_deterministic = torch.are_deterministic_algorithms_enabled()
     old_state = torch.random.get_rng_state()
-    torch.set_num_threads(require_positive_int(threads, "threads"))
+    torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
     torch.manual_seed(seed)
     try:
@@ -288,7 +331,7 @@ def use_deterministic_torch(threads: int = 1) -> None:
     measurements after it repeatable too, and with one thread the tiny
     model's many small operations also cost the least CPU time.
     """
-    torch.set_num_threads(require_positive_int(threads, "threads"))
+    torch.set_num_threads(require_positive_int(threads, "threads", maximum=MAX_THREADS))
     torch.use_deterministic_algorithms(True)
 
 
@@ -303,8 +346,10 @@ def numpy_block_max_diff(model: "TinyTransformer", index: int, x) -> dict[str, f
     run on each prefix ``x[:t+1]`` and read at its last position (a causal
     mask lets position ``t`` see exactly that prefix).
     """
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 2 or x.shape[1] != model.config.d_model:
+    check_transformer(model)
+    index = require_index(index, "index", len(model.blocks), of="the model's blocks")
+    x = as_float_array(x, "x", finite=True).astype(np.float64)
+    if x.ndim != 2 or x.shape[1] != model.config.d_model or x.shape[0] == 0:
         raise ValueError(f"x must have shape (seq_len, {model.config.d_model}), got {x.shape}")
     attn, ffn_params = model.blocks[index].to_numpy()
     attn = AttentionParams(*(np.asarray(w, dtype=np.float64) for w in attn))
@@ -322,9 +367,29 @@ def numpy_block_max_diff(model: "TinyTransformer", index: int, x) -> dict[str, f
     return diffs
 
 
+def check_transformer(model, name: str = "model") -> "TinyTransformer":
+    """``model`` if it is a :class:`TinyTransformer`, else TypeError naming ``name``."""
+    if not isinstance(model, TinyTransformer):
+        raise TypeError(f"{name} must be a TinyTransformer, got {describe(model)}")
+    return model
+
+
+def check_prompts(prompts, model: "TinyTransformer | None" = None) -> Prompts:
+    """``prompts`` if they are :class:`~ffnbook.facts.Prompts` (of ``model``'s length, if given), else raise."""
+    if not isinstance(prompts, Prompts):
+        raise TypeError(f"prompts must be Prompts from ffnbook.facts (make_prompts, fact_prompts), got {describe(prompts)}")
+    if model is not None:
+        check_transformer(model)
+    if model is not None and np.asarray(prompts.tokens).shape[1:] != (model.config.seq_len,):
+        raise ValueError(f"prompts must have {model.config.seq_len} tokens each, as the model, got "
+                         f"shape {np.asarray(prompts.tokens).shape}")
+    return prompts
+
+
 @torch.no_grad()
 def answer_logits(model: TinyTransformer, prompts: Prompts, **ablations) -> torch.Tensor:
     """Logits at the ``→`` position of every prompt, ``(n, vocab_size)``; ablations as in :meth:`~TinyTransformer.trace`."""
+    check_prompts(prompts, check_transformer(model))
     return model.trace(prompts.tokens, **ablations).logits[:, -1, :]
 
 
@@ -334,6 +399,12 @@ def guessed_objects(logits: torch.Tensor, world: FactWorld) -> np.ndarray:
     Only object tokens compete: the model is asked which object, so a guess
     at random is right with probability ``1 / n_objects``.
     """
+    check_world(world)
+    if not isinstance(logits, torch.Tensor) or not logits.is_floating_point() or logits.dim() != 2 \
+            or logits.shape[1] != world.vocab_size:
+        raise TypeError(f"logits must be a tensor (n, vocab_size={world.vocab_size}), got {describe(logits)}")
+    if not torch.isfinite(logits).all():
+        raise ValueError("logits must be finite: a NaN would pick an object at random")
     objects = torch.from_numpy(world.object_tokens())
     return objects[logits[:, objects].argmax(dim=-1)].numpy()
 
@@ -343,6 +414,7 @@ def recall(model: TinyTransformer, world: FactWorld, prompts: Prompts, **ablatio
 
     Keyword arguments are ablations, as in :meth:`TinyTransformer.trace`.
     """
+    check_world(world)
     guess = guessed_objects(answer_logits(model, prompts, **ablations), world)
     return float((guess == prompts.answers).mean())
 
@@ -363,6 +435,8 @@ def active_share(model: TinyTransformer, prompts: Prompts, *, answer_only: bool 
     Averaged over every position of ``prompts``, or over the ``→`` positions
     only with ``answer_only``.
     """
+    check_prompts(prompts, check_transformer(model))
+    answer_only = require_bool(answer_only, "answer_only")
     with torch.no_grad():
         hidden = model.trace(prompts.tokens).ffn_hidden
     if answer_only:
@@ -384,7 +458,9 @@ def train_on_facts(world: FactWorld, train_facts, model_config: ModelConfig,
 
     The same arguments give bit-identical weights on the same machine.
     """
-    train_facts = check_facts(world, train_facts)
+    train_facts = check_facts(world, train_facts, "train_facts")
+    require_instance(model_config, "model_config", ModelConfig)
+    require_instance(train_config, "train_config", TrainConfig)
     if model_config.vocab_size != world.vocab_size:
         raise ValueError(f"model_config.vocab_size is {model_config.vocab_size}, the world has {world.vocab_size} tokens")
     rng = np.random.default_rng([train_config.seed, 1])  # prompts; the model's init uses torch's seed
@@ -392,7 +468,8 @@ def train_on_facts(world: FactWorld, train_facts, model_config: ModelConfig,
                                 model_config.seq_len, np.random.default_rng([train_config.seed, 2]))
     held_prompts = None
     if held_out_facts is not None:
-        held_prompts = make_prompts(world, repeat_facts(check_facts(world, held_out_facts), train_config.eval_contexts),
+        held_prompts = make_prompts(world, repeat_facts(check_facts(world, held_out_facts, "held_out_facts"),
+                                                        train_config.eval_contexts),
                                     model_config.seq_len, np.random.default_rng([train_config.seed, 3]))
     history = {"step": [], "loss": [], "recall": [], "held_out_recall": [],
                "active_share": [[] for _ in range(model_config.n_blocks)]}
@@ -439,6 +516,12 @@ def first_step_reaching(history: dict, key: str, level: float) -> int | None:
     >>> first_step_reaching({"step": [0, 50, 100], "recall": [0.1, 0.9, 1.0]}, "recall", 0.9)
     50
     """
+    if not isinstance(history, dict) or "step" not in history:
+        raise TypeError(f"history must be a training history (a dict with 'step'), got {describe(history)}")
+    if not isinstance(key, str) or key not in history or key == "step":
+        raise ValueError(f"key must name a series of history ({', '.join(k for k in history if k != 'step')}), "
+                         f"got {key!r}")
+    level = require_number(level, "level")
     for step, value in zip(history["step"], history[key]):
         if value >= level:
             return int(step)

@@ -17,8 +17,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._checks import float_dtype, lookup, require_positive_int
-from .feedforward import FFNParams, check_params, ffn
+from ._checks import (as_float_array, describe, float_dtype, lookup, require_bool, require_positions,
+                      require_positive_int, require_tensor_size)
+from .feedforward import FFNParams, check_input, ffn, ffn_params_of
 
 #: Torch modules for the activation names ffnbook.ffn accepts.
 TORCH_ACTIVATIONS = {
@@ -55,7 +56,11 @@ def load_linear(layer: nn.Module, W: np.ndarray, b: np.ndarray | None = None) ->
     >>> layer.weight.tolist()
     [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
     """
-    weight = torch.from_numpy(np.ascontiguousarray(np.asarray(W).T))
+    _check_layer(layer)
+    W = as_float_array(W, "W", finite=True)
+    if b is not None:
+        b = as_float_array(b, "b", finite=True)
+    weight = torch.from_numpy(np.ascontiguousarray(W.T))
     if weight.numel() != layer.weight.numel() or tuple(weight.shape) != tuple(layer.weight.shape[:2]):
         raise ValueError(f"a layer with weight of shape {tuple(layer.weight.shape)} needs W of shape "
                          f"{tuple(layer.weight.shape[:2])[::-1]}, got {np.shape(W)}")
@@ -70,6 +75,12 @@ def load_linear(layer: nn.Module, W: np.ndarray, b: np.ndarray | None = None) ->
             layer.bias.copy_(bias)
 
 
+def _check_layer(layer) -> nn.Module:
+    if not isinstance(layer, nn.Module) or not isinstance(getattr(layer, "weight", None), torch.Tensor):
+        raise TypeError(f"layer must be a torch layer with a weight (nn.Linear, nn.Conv1d), got {describe(layer)}")
+    return layer
+
+
 def linear_weights(layer: nn.Module) -> tuple[np.ndarray, np.ndarray | None]:
     """The inverse of :func:`load_linear` for ``nn.Linear``: ``(W, b)`` in the NumPy convention.
 
@@ -80,6 +91,8 @@ def linear_weights(layer: nn.Module) -> tuple[np.ndarray, np.ndarray | None]:
     >>> W.shape, b
     ((3, 2), None)
     """
+    _check_layer(layer)
+
     def as_numpy(t):
         return t.detach().cpu().numpy().copy()
 
@@ -89,6 +102,9 @@ def linear_weights(layer: nn.Module) -> tuple[np.ndarray, np.ndarray | None]:
 
 def check_tensor(x, d_model: int, dtype: torch.dtype) -> None:
     """Raise unless ``x`` is a tensor of shape ``(..., d_model)`` in the weights' ``dtype``."""
+    d_model = require_positive_int(d_model, "d_model")
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be a torch dtype, got {describe(dtype)}")
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
     if x.dim() == 0 or x.shape[-1] != d_model:
@@ -111,6 +127,8 @@ class PositionwiseFFN(nn.Module):
         super().__init__()
         self.d_model = require_positive_int(d_model, "d_model")
         self.d_ff = require_positive_int(d_ff, "d_ff")
+        bias = require_bool(bias, "bias")
+        require_tensor_size({"d_model": self.d_model, "d_ff": self.d_ff}, ("d_model", "d_ff"))
         lookup(TORCH_ACTIVATIONS, activation)
         self.activation_name = activation
         self.up = nn.Linear(self.d_model, self.d_ff, bias=bias)
@@ -125,7 +143,7 @@ class PositionwiseFFN(nn.Module):
     @classmethod
     def from_numpy(cls, params: FFNParams, activation: str = "relu") -> "PositionwiseFFN":
         """A module holding exactly the weights in ``params`` (same dtype)."""
-        params = check_params(*params)
+        params = ffn_params_of(params)
         module = cls(params.d_model, params.d_ff, activation=activation)
         module.to(torch_dtype(params.dtype))
         load_linear(module.up, params.W1, params.b1)  # stored transposed: up.weight == W1.T
@@ -149,13 +167,20 @@ def numpy_torch_max_diff(x: np.ndarray, params: FFNParams, activation: str = "re
     >>> numpy_torch_max_diff(np.ones((3, 8)), p, "gelu") < 1e-12
     True
     """
-    params = check_params(*params)
+    params = ffn_params_of(params)
+    x = require_positions(check_input(x, params.d_model, params.dtype), "x", axis=-1)
     module = PositionwiseFFN.from_numpy(params, activation)
     return module_max_diff(module, x, ffn(x, *params, activation=activation))
 
 
 def module_max_diff(module: nn.Module, x: np.ndarray, expected: np.ndarray) -> float:
     """Largest ``|module(x) - expected|``, with ``x`` a NumPy array, run without gradients."""
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"module must be a torch.nn.Module, got {describe(module)}")
+    x = require_positions(as_float_array(x, "x", finite=True), "x", axis=-1)
+    expected = as_float_array(expected, "expected", finite=True)
     with torch.no_grad():
         got = module(torch.from_numpy(np.ascontiguousarray(x))).numpy()
+    if got.shape != expected.shape:
+        raise ValueError(f"expected must have the module output's shape {got.shape}, got {expected.shape}")
     return float(np.max(np.abs(got - expected)))

@@ -27,15 +27,18 @@ from typing import NamedTuple, Sequence
 import numpy as np
 import torch
 
-from ._checks import require_positive_int
-from .block import influence_matrix
-from .facts import FactWorld, Prompts, check_facts, make_world
+from ._checks import (as_float_array, as_index_array, describe, require_choice, require_index, require_instance,
+                      require_names, require_nonnegative_int, require_number, require_positive_int, require_sequence)
+from .block import _influence_panels, influence_matrix
+from .facts import FactWorld, Prompts, check_facts, check_world, make_world
 from .plotting import PALETTE, BookFigure, new_figure, styled
 from .position_independence import ffn_layer, reshape_max_diff
 from .tiny_transformer import (
     ModelConfig,
     TinyTransformer,
     TrainConfig,
+    check_prompts,
+    check_transformer,
     layer_norm,
     guessed_objects,
     recall,
@@ -54,6 +57,7 @@ def mean_outputs(model: TinyTransformer, prompts: Prompts) -> dict[str, list[tor
     The average runs over the prompts; it is what mean ablation writes in
     place of the sublayer's real output.
     """
+    check_prompts(prompts, check_transformer(model))
     with torch.no_grad():
         trace = model.trace(prompts.tokens)
     return {"ffn": [t.mean(dim=0) for t in trace.ffn_outputs],
@@ -70,6 +74,7 @@ def ablation_study(model: TinyTransformer, world: FactWorld, prompts: Prompts) -
     ``{"part", "blocks", "method", "recall"}``; the intact model is the row
     with part ``"none"``.
     """
+    check_world(world)
     means = mean_outputs(model, prompts)
     n_blocks = len(model.blocks)
     rows = [{"part": "none", "blocks": (), "method": "none", "recall": recall(model, world, prompts)}]
@@ -88,10 +93,25 @@ def ablated_recall(rows: list[dict], part: str, blocks: Sequence[int] = (), meth
     >>> ablated_recall([{"part": "ffn", "blocks": (0,), "method": "zero", "recall": 0.5}], "ffn", [0], "zero")
     0.5
     """
+    rows = _ablation_rows(rows)
+    require_choice(part, "part", ("none", "ffn", "attention"))
+    require_choice(method, "method", ("none", *ABLATION_METHODS))
+    blocks = tuple(require_sequence(blocks, "blocks", min_len=0, item=require_nonnegative_int))
     for row in rows:
-        if row["part"] == part and row["blocks"] == tuple(blocks) and row["method"] == method:
+        if row["part"] == part and tuple(row["blocks"]) == blocks and row["method"] == method:
             return row["recall"]
-    raise KeyError(f"no ablation row for part={part!r}, blocks={tuple(blocks)}, method={method!r}")
+    raise ValueError(f"rows hold no ablation row for part={part!r}, blocks={blocks}, method={method!r}")
+
+
+def _ablation_rows(rows) -> list[dict]:
+    """Rows of :func:`ablation_study`: dicts with part, blocks, method and a recall in [0, 1]."""
+    def row(r, label):
+        if not isinstance(r, dict) or not {"part", "blocks", "method", "recall"} <= r.keys():
+            raise TypeError(f"{label} must be a row of ablation_study(), a dict with keys part, blocks, method and "
+                            f"recall, got {describe(r)}")
+        require_number(r["recall"], f"{label}['recall']", low=0, high=1)
+        return r
+    return require_sequence(rows, "rows", expected="a list of ablation_study() rows", item=row)
 
 
 def _condition_label(row: dict, n_blocks: int) -> str:
@@ -105,6 +125,8 @@ def _condition_label(row: dict, n_blocks: int) -> str:
 @styled
 def ablation_figure(rows: list[dict], chance: float) -> BookFigure:
     """Horizontal bars: recall for every condition of :func:`ablation_study`, with chance marked."""
+    rows = _ablation_rows(rows)
+    chance = require_number(chance, "chance", low=0, high=1, low_open=True)
     n_blocks = max(len(r["blocks"]) for r in rows)
     labels = [_condition_label(r, n_blocks) for r in rows]
     colours = [PALETTE[6] if r["part"] == "none" else PALETTE[1] if r["part"] == "ffn" else PALETTE[0]
@@ -155,10 +177,11 @@ def answer_activations(model: TinyTransformer, prompts: Prompts, n_contexts: int
     ``n_contexts`` (rows grouped fact by fact). Returns arrays of shape
     ``(n_facts, d_ff)``.
     """
+    check_prompts(prompts, check_transformer(model))
     n_contexts = require_positive_int(n_contexts, "n_contexts")
     n = len(prompts.tokens)
     if n % n_contexts:
-        raise ValueError(f"{n} prompts are not a whole number of groups of {n_contexts}")
+        raise ValueError(f"n_contexts={n_contexts} does not divide the {n} prompts into groups, one per fact")
     grouped = prompts.facts.reshape(n // n_contexts, n_contexts, 2)
     if not np.all(grouped == grouped[:, :1]):
         raise ValueError("prompts must be grouped fact by fact, as ffnbook.facts.fact_prompts makes them")
@@ -166,6 +189,11 @@ def answer_activations(model: TinyTransformer, prompts: Prompts, n_contexts: int
         hidden = model.trace(prompts.tokens).ffn_hidden
     return [h[:, -1, :].numpy().astype(np.float64).reshape(n // n_contexts, n_contexts, -1).mean(axis=1)
             for h in hidden]
+
+
+def _block(model, block) -> int:
+    """``block`` checked as an index into ``model``'s blocks (no negative wrap)."""
+    return require_index(block, "block", len(check_transformer(model).blocks), of="the model's blocks")
 
 
 def value_logits(model: TinyTransformer, block: int) -> np.ndarray:
@@ -177,6 +205,7 @@ def value_logits(model: TinyTransformer, block: int) -> np.ndarray:
     unembedding matrix. This ignores the norm's rescaling, which is shared
     by all tokens and so does not change which tokens a value favours.
     """
+    block = _block(model, block)
     W2 = model.blocks[block].ffn.down.weight.detach().numpy().T.astype(np.float64)
     centred = W2 - W2.mean(axis=1, keepdims=True)
     return centred @ model.unembed.weight.detach().numpy().T.astype(np.float64)
@@ -218,18 +247,23 @@ def read_neurons(activations, facts, answers, value_scores, object_tokens, *, st
     >>> [(r.kind, r.strong) for r in read_neurons(acts, facts, answers, scores, np.array([0, 1]))]
     [('memory', (0,)), ('relation', (1, 2))]
     """
-    activations = np.asarray(activations, dtype=np.float64)
-    facts, answers = np.asarray(facts), np.asarray(answers)
-    value_scores = np.asarray(value_scores, dtype=np.float64)
-    object_tokens = np.asarray(object_tokens)
+    activations = as_float_array(activations, "activations", finite=True).astype(np.float64)
+    facts = as_index_array(facts, "facts", what="(subject, relation) ids")
+    value_scores = as_float_array(value_scores, "value_scores", finite=True).astype(np.float64)
+    object_tokens = as_index_array(object_tokens, "object_tokens", ndim=1, what="token ids")
+    answers = as_index_array(answers, "answers", high=len(object_tokens), what="object ids")
+    if value_scores.ndim == 2 and object_tokens.size and object_tokens.max() >= value_scores.shape[1]:
+        raise ValueError(f"object_tokens must be token ids below value_scores' vocabulary of {value_scores.shape[1]}, "
+                         f"got {int(object_tokens.max())}")
+    strong = require_number(strong, "strong", low=0, high=1, low_open=True)
+    n_promoted = require_positive_int(n_promoted, "n_promoted")
+    block = require_nonnegative_int(block, "block")
     if activations.ndim != 2 or facts.shape != (activations.shape[0], 2) or answers.shape != (activations.shape[0],):
         raise ValueError(f"activations (n_facts, d_ff), facts (n_facts, 2) and answers (n_facts,) must agree; "
                          f"got {activations.shape}, {facts.shape}, {answers.shape}")
     if value_scores.ndim != 2 or value_scores.shape[0] != activations.shape[1]:
         raise ValueError(f"value_scores must have shape (d_ff={activations.shape[1]}, vocab_size), "
                          f"got {value_scores.shape}")
-    if not 0.0 < strong <= 1.0:
-        raise ValueError(f"strong must lie in (0, 1], got {strong}")
     readings = []
     for i in range(activations.shape[1]):
         a = activations[:, i]
@@ -256,12 +290,19 @@ def read_neurons(activations, facts, answers, value_scores, object_tokens, *, st
 
 def kind_counts(readings: Sequence[NeuronReading]) -> dict[str, int]:
     """How many units read as each kind, in the order of :data:`NEURON_KINDS`."""
+    readings = _readings(readings)
     return {kind: sum(r.kind == kind for r in readings) for kind in NEURON_KINDS}
 
 
 def polysemantic_count(readings: Sequence[NeuronReading]) -> int:
     """How many units are driven strongly by facts with more than one answer."""
+    readings = _readings(readings)
     return sum(r.n_answers > 1 for r in readings)
+
+
+def _readings(readings, min_len: int = 0) -> list:
+    return require_sequence(readings, "readings", min_len=min_len, expected="a list of NeuronReading",
+                            item=lambda r, label: require_instance(r, label, NeuronReading))
 
 
 class FiringSummary(NamedTuple):
@@ -283,9 +324,10 @@ def firing_summary(activations, *, strong: float = STRONG_SHARE) -> FiringSummar
     >>> firing_summary(np.eye(3))
     FiringSummary(facts_per_unit=1.0, units_per_fact=1.0, live_units=3)
     """
-    a = np.asarray(activations, dtype=np.float64)
-    if a.ndim != 2:
-        raise ValueError(f"activations must have shape (n_facts, d_ff), got {a.shape}")
+    a = as_float_array(activations, "activations", finite=True).astype(np.float64)
+    strong = require_number(strong, "strong", low=0, high=1, low_open=True)
+    if a.ndim != 2 or a.size == 0:
+        raise ValueError(f"activations must have shape (n_facts, d_ff), at least one of each, got {a.shape}")
     peak = a.max(axis=0)
     live = peak > 0
     if not live.any():
@@ -306,6 +348,9 @@ def ffn_direct_recall(model: TinyTransformer, world: FactWorld, prompts: Prompts
     as :func:`value_logits` reads single values; the object with the
     highest score is its guess. The rest of the residual stream is ignored.
     """
+    check_world(world)
+    check_prompts(prompts, check_transformer(model))
+    block = _block(model, block)
     with torch.no_grad():
         out = model.trace(prompts.tokens).ffn_outputs[block][:, -1, :]
         scores = (out - out.mean(dim=-1, keepdim=True)) @ model.unembed.weight.T
@@ -314,6 +359,8 @@ def ffn_direct_recall(model: TinyTransformer, world: FactWorld, prompts: Prompts
 
 def pick_examples(readings: Sequence[NeuronReading], kinds=("memory", "subject", "relation", "mixed")) -> list:
     """For each kind that occurs, the unit of that kind with the highest peak activation."""
+    readings = _readings(readings)
+    kinds = require_names(kinds, "kinds", NEURON_KINDS)
     picked = []
     for kind in kinds:
         of_kind = [r for r in readings if r.kind == kind]
@@ -327,11 +374,23 @@ def _fact_label(world: FactWorld, fact) -> str:
     return f"s{s} r{r} → o{int(world.objects[s, r])}"
 
 
+def _readings_fit(readings, n_facts: int, n_blocks: int | None = None) -> None:
+    """Refuse readings that name facts beyond ``n_facts`` (or blocks beyond ``n_blocks``)."""
+    for i, r in enumerate(readings):
+        if any(not 0 <= f < n_facts for f in r.strong):
+            raise ValueError(f"readings[{i}] names facts beyond the {n_facts} given in facts")
+        if n_blocks is not None and not 0 <= r.block < n_blocks:
+            raise ValueError(f"readings[{i}] is of block {r.block}, but activations holds {n_blocks} blocks")
+
+
 def neuron_table(world: FactWorld, facts, readings: Sequence[NeuronReading], *, n_facts: int = 3):
     """A table of units: kind, how many facts drive each, the strongest ones, what the value promotes."""
     from .display import MarkdownTable
 
     facts = check_facts(world, facts)
+    readings = _readings(readings, min_len=1)
+    n_facts = require_positive_int(n_facts, "n_facts")
+    _readings_fit(readings, len(facts))
     names = world.token_names()
     rows = [{
         "block": r.block, "unit": r.neuron, "kind": r.kind, "n_strong": len(r.strong), "n_answers": r.n_answers,
@@ -355,8 +414,17 @@ def neuron_figure(world: FactWorld, facts, activations: Sequence, readings: Sequ
     from matplotlib.colors import LinearSegmentedColormap
 
     facts = check_facts(world, facts)
-    if not readings:
-        raise ValueError("neuron_figure needs at least one reading")
+    readings = _readings(readings, min_len=1)
+    activations = require_sequence(activations, "activations", expected="a list of (n_facts, d_ff) arrays, one per block",
+                                   item=lambda a, label: as_float_array(a, label, finite=True, ndim=2))
+    for i, a in enumerate(activations):
+        if a.shape[0] != len(facts):
+            raise ValueError(f"activations[{i}] must have one row per fact ({len(facts)}), got shape {a.shape}")
+    _readings_fit(readings, len(facts), len(activations))
+    for i, r in enumerate(readings):
+        if not 0 <= r.neuron < activations[r.block].shape[1]:
+            raise ValueError(f"readings[{i}] names unit {r.neuron}, beyond block {r.block}'s "
+                             f"{activations[r.block].shape[1]} units")
     cmap = LinearSegmentedColormap.from_list("ffnbook_orange", ["#ffffff", PALETTE[1], "#5a2700"]).with_extremes(
         bad="#bbbbbb")
     names = world.token_names()
@@ -398,6 +466,7 @@ def sublayer_layers(model: TinyTransformer, block: int) -> dict:
     ``"attention"`` is ``x ↦ Attention(LN(x))`` (causal), ``"ffn"`` is
     ``x ↦ FFN(LN(x))``: what each sublayer adds to the stream it reads.
     """
+    block = _block(model, block)
     twin = copy.deepcopy(model).double()
     b = twin.blocks[block]
     return {"attention": _numpy_layer(lambda t: b.attention(layer_norm(t))),
@@ -406,6 +475,8 @@ def sublayer_layers(model: TinyTransformer, block: int) -> dict:
 
 def block_inputs(model: TinyTransformer, prompts: Prompts, block: int) -> np.ndarray:
     """The residual stream entering ``block``, float64 ``(n, seq_len, d_model)``."""
+    check_prompts(prompts, check_transformer(model))
+    block = _block(model, block)
     with torch.no_grad():
         return model.trace(prompts.tokens).block_inputs[block].numpy().astype(np.float64)
 
@@ -420,6 +491,8 @@ def reshape_diffs(model: TinyTransformer, prompts: Prompts, block: int) -> dict[
     (float32, on the FFN's real inputs), ``"ffn"`` and ``"attention"`` for
     the trained sublayers in float64 on the stream entering the block.
     """
+    check_prompts(prompts, check_transformer(model))
+    block = _block(model, block)
     with torch.no_grad():
         ffn_inputs = model.trace(prompts.tokens).ffn_inputs[block].numpy()
     x = block_inputs(model, prompts, block)
@@ -432,7 +505,8 @@ def reshape_diffs(model: TinyTransformer, prompts: Prompts, block: int) -> dict[
 
 def influence_matrices(model: TinyTransformer, prompts: Prompts, block: int, index: int = 0) -> dict:
     """Influence matrices (:func:`ffnbook.block.influence_matrix`) of one block's trained sublayers for one prompt."""
-    x = block_inputs(model, prompts, block)[index]
+    inputs = block_inputs(model, prompts, block)
+    x = inputs[require_index(index, "index", len(inputs), of="the prompts")]
     return {name: influence_matrix(layer, x) for name, layer in sublayer_layers(model, block).items()}
 
 
@@ -442,7 +516,12 @@ def strongest_inputs(matrix, output_position: int, k: int = 2) -> list[int]:
     >>> strongest_inputs(np.array([[1.0, 0, 0], [0, 1, 0], [0.5, 0.1, 1.0]]), 2, k=1)
     [0]
     """
-    row = np.asarray(matrix, dtype=np.float64)[output_position].copy()
+    matrix = as_float_array(matrix, "matrix", finite=True, ndim=2).astype(np.float64)
+    if matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(f"matrix must be square, got shape {matrix.shape}")
+    output_position = require_index(output_position, "output_position", matrix.shape[0], of="the matrix's rows")
+    k = require_positive_int(k, "k", maximum=max(matrix.shape[0] - 1, 1))
+    row = matrix[output_position].copy()
     row[output_position] = -np.inf
     return sorted(int(j) for j in np.argsort(-row, kind="stable")[:k])
 
@@ -453,6 +532,7 @@ def attention_share_on_fact(model: TinyTransformer, prompts: Prompts) -> list[fl
     Averaged over heads and prompts. Spread evenly over the positions it can
     see, the share would be :func:`uniform_share_on_fact`.
     """
+    check_prompts(prompts, check_transformer(model))
     with torch.no_grad():
         weights = model.trace(prompts.tokens).attention_weights
     rows = np.arange(len(prompts.tokens))
@@ -484,6 +564,15 @@ def influence_figure(world: FactWorld, prompts: Prompts, influences: dict, *, in
     """Two heatmaps for one prompt: who influences whom in a trained attention and a trained FFN."""
     from matplotlib.colors import LinearSegmentedColormap
 
+    check_world(world)
+    check_prompts(prompts)
+    index = require_index(index, "index", len(prompts.tokens), of="the prompts")
+    block = require_nonnegative_int(block, "block")
+    seq_len = np.asarray(prompts.tokens).shape[1]
+    influences = _influence_panels(influences, {"attention": None, "ffn": None})
+    for key, m in influences.items():
+        if m.shape != (seq_len, seq_len):
+            raise ValueError(f"influences[{key!r}] must be ({seq_len}, {seq_len}), one row per position, got {m.shape}")
     cmap = LinearSegmentedColormap.from_list("ffnbook_blue", ["#ffffff", PALETTE[0], "#002a47"])
     names = world.token_names()
     labels = [names[int(t)] for t in prompts.tokens[index]]
@@ -517,6 +606,8 @@ def influence_figure(world: FactWorld, prompts: Prompts, influences: dict, *, in
 @styled
 def training_figure(history: dict, chance: float) -> BookFigure:
     """Three panels against the training step: loss, recall (trained and held-out facts), FFN units active."""
+    history = _history(history)
+    chance = require_number(chance, "chance", low=0, high=1, low_open=True)
     steps = history["step"]
     fig = new_figure(10.5, 3.6)
     loss_ax, recall_ax, share_ax = fig.subplots(1, 3)
@@ -555,6 +646,23 @@ def training_figure(history: dict, chance: float) -> BookFigure:
         f"the share of FFN units active per token over all positions, {shares}."))
 
 
+def _history(history) -> dict:
+    """A training history of :func:`~ffnbook.tiny_transformer.train_on_facts`: equally long series."""
+    needed = ("step", "loss", "recall", "active_share")
+    if not isinstance(history, dict) or not set(needed) <= history.keys():
+        raise TypeError(f"history must be a training history, a dict with keys {', '.join(needed)}, "
+                        f"got {describe(history)}")
+    n = len(require_sequence(history["step"], "history['step']", min_len=2))
+    series = {"loss": history["loss"], "recall": history["recall"],
+              **{f"active_share[{b}]": v for b, v in enumerate(history["active_share"])}}
+    if history.get("held_out_recall"):
+        series["held_out_recall"] = history["held_out_recall"]
+    for key, values in series.items():
+        if len(require_sequence(values, f"history[{key!r}]")) != n:
+            raise ValueError(f"history[{key!r}] must have one value per step ({n}), got {len(values)}")
+    return history
+
+
 # --- capacity ---------------------------------------------------------------------------------
 
 def capacity_sweep(widths: Sequence[int], n_subjects: Sequence[int], *, n_relations: int, n_objects: int,
@@ -567,6 +675,9 @@ def capacity_sweep(widths: Sequence[int], n_subjects: Sequence[int], *, n_relati
     number of steps), trains on every fact of its world and is scored on
     fresh prompts. Rows: ``{"d_ff", "n_facts", "recall"}``.
     """
+    widths = require_sequence(widths, "widths", item=require_positive_int)
+    n_subjects = require_sequence(n_subjects, "n_subjects", item=require_positive_int)
+    require_instance(train_config, "train_config", TrainConfig)
     rows = []
     for d_ff in widths:
         for subjects in n_subjects:
@@ -581,6 +692,19 @@ def capacity_sweep(widths: Sequence[int], n_subjects: Sequence[int], *, n_relati
 @styled
 def capacity_figure(rows: list[dict], chance: float, d_model: int) -> BookFigure:
     """Recall against the number of facts, one line per FFN width."""
+
+    def row(r, label):
+        if not isinstance(r, dict) or not {"d_ff", "n_facts", "recall"} <= r.keys():
+            raise TypeError(f"{label} must be a row of capacity_sweep(), a dict with keys d_ff, n_facts and "
+                            f"recall, got {describe(r)}")
+        require_positive_int(r["d_ff"], f"{label}['d_ff']")
+        require_positive_int(r["n_facts"], f"{label}['n_facts']")
+        require_number(r["recall"], f"{label}['recall']", low=0, high=1)
+        return r
+
+    rows = require_sequence(rows, "rows", item=row)
+    chance = require_number(chance, "chance", low=0, high=1, low_open=True)
+    d_model = require_positive_int(d_model, "d_model")
     fig = new_figure(7.0, 4.0)
     ax = fig.subplots()
     markers = "osD^v"
@@ -611,5 +735,5 @@ def capacity_figure(rows: list[dict], chance: float, d_model: int) -> BookFigure
 
 def chance_recall(world: FactWorld) -> float:
     """The recall of guessing an object at random: ``1 / n_objects``."""
-    return 1.0 / world.n_objects
+    return 1.0 / check_world(world).n_objects
 

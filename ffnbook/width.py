@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from ._checks import require_positive_int
+from ._checks import (describe, require_bool, require_instance, require_number, require_positive_int,
+                      require_positive_number, require_sequence)
 from .model_parameters import ffn_share_of_blocks
 from .models import get_model, load_models
 from .parameters import equal_parameter_width, ffn_weights_in_d2
@@ -49,14 +50,14 @@ def llama_ffn_width(d_model: int, multiple_of: int = 256, ffn_dim_multiplier: fl
     multiple_of = require_positive_int(multiple_of, "multiple_of")
     hidden = _two_thirds_of_classic(d_model)
     if ffn_dim_multiplier is not None:
-        if isinstance(ffn_dim_multiplier, bool) or not isinstance(ffn_dim_multiplier, (int, float)):
-            raise TypeError(
-                "ffn_dim_multiplier must be a positive number or None, "
-                f"got {type(ffn_dim_multiplier).__name__} {ffn_dim_multiplier!r}"
-            )
-        if not (ffn_dim_multiplier > 0 and math.isfinite(ffn_dim_multiplier)):
-            raise ValueError(f"ffn_dim_multiplier must be positive and finite, got {ffn_dim_multiplier}")
+        require_number(ffn_dim_multiplier, "ffn_dim_multiplier", low=0, low_open=True,
+                       expected="a positive finite number or None")
         hidden = int(ffn_dim_multiplier * hidden)
+        if hidden < 1:
+            raise ValueError(f"ffn_dim_multiplier={ffn_dim_multiplier!r} scales two-thirds of 4·d_model "
+                             f"(d_model={d_model}) below one unit")
+    if hidden < 1:
+        raise ValueError(f"d_model={d_model} is too small: two-thirds of 4·d_model truncates to {hidden} units")
     return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
 
 
@@ -75,18 +76,34 @@ class LlamaWidthSetting(NamedTuple):
     mark: str  #: P (primary file seen) or S (quoted by third parties only)
 
 
-#: Released settings of the rule, for the models whose ``ffn_width_rule`` the sheet gives.
-LLAMA_SETTINGS = tuple(
-    LlamaWidthSetting(m.name, m.d_model, *m.ffn_width_rule) for m in load_models() if m.ffn_width_rule
-)
+def llama_settings() -> tuple[LlamaWidthSetting, ...]:
+    """Released settings of the rule, for the models whose ``ffn_width_rule`` the sheet gives.
+
+    Also available as ``LLAMA_SETTINGS``, read from the sheet on first use (so
+    importing this module never reads it).
+    """
+    return tuple(LlamaWidthSetting(m.name, m.d_model, *m.ffn_width_rule) for m in load_models() if m.ffn_width_rule)
 
 
-def llama_width_rows(settings=LLAMA_SETTINGS) -> list[dict]:
-    """The rule's width for each released setting, next to the sheet's ``d_ff``.
+def __getattr__(name: str):
+    if name == "LLAMA_SETTINGS":
+        return llama_settings()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def llama_width_rows(settings=None) -> list[dict]:
+    """The rule's width for each released setting (:func:`llama_settings` by default), next to the sheet's ``d_ff``.
 
     Each row also carries the intermediate steps: two-thirds of ``4·d_model``
     and the value after the multiplier, before rounding.
     """
+    settings = llama_settings() if settings is None else require_sequence(
+        settings, "settings", expected="a list of LlamaWidthSetting",
+        item=lambda s, label: require_instance(s, label, LlamaWidthSetting))
+    known = {m.name for m in load_models()}
+    for i, s in enumerate(settings):
+        if s.model not in known:
+            raise ValueError(f"settings[{i}] names {s.model!r}, which is not a model of the sheet")
     rows = []
     for s in settings:
         two_thirds = _two_thirds_of_classic(s.d_model)
@@ -110,7 +127,7 @@ def llama_width_rows(settings=LLAMA_SETTINGS) -> list[dict]:
     return rows
 
 
-def llama_width_table(settings=LLAMA_SETTINGS):
+def llama_width_table(settings=None):
     """:func:`llama_width_rows` as a table for a page."""
     from .display import MarkdownTable
 
@@ -138,6 +155,7 @@ def width_rows(include_moe: bool = False) -> list[dict]:
     ``matrices_in_d2`` is the FFN's weight count in units of ``d_model²``
     (2 or 3 matrices times the ratio).
     """
+    include_moe = require_bool(include_moe, "include_moe")
     rows = []
     for m in load_models():
         if m.is_moe and not include_moe:
@@ -186,7 +204,8 @@ def width_counts(rows=None) -> dict:
     >>> c["classic_at_4"], c["gated_below_4"]
     (1, 1)
     """
-    rows = width_rows() if rows is None else rows
+    rows = width_rows() if rows is None else require_sequence(
+        rows, "rows", expected="a list of width_rows() rows", item=_width_row)
     classic = [r for r in rows if not r["gated"]]
     gated = [r for r in rows if r["gated"]]
     return {
@@ -197,6 +216,14 @@ def width_counts(rows=None) -> dict:
         "gated_below_4": sum(r["ratio"] < CLASSIC_RATIO for r in gated),
         "gated_at_4": sum(r["ratio"] == CLASSIC_RATIO for r in gated),
     }
+
+
+def _width_row(row, label: str) -> dict:
+    if not isinstance(row, dict) or not {"gated", "ratio"} <= row.keys():
+        raise TypeError(f"{label} must be a dict with keys 'gated' and 'ratio', got {describe(row)}")
+    require_bool(row["gated"], f"{label}['gated']")
+    require_positive_number(row["ratio"], f"{label}['ratio']")
+    return row
 
 
 def excess_over_classic_budget(d_ff: int, d_model: int, gated: bool = True,
@@ -212,8 +239,7 @@ def excess_over_classic_budget(d_ff: int, d_model: int, gated: bool = True,
     >>> excess_over_classic_budget(11008, 4096) == 3 * 11008 / (8 * 4096) - 1  # LLaMA-1 7B
     True
     """
-    if not classic_multiple > 0:
-        raise ValueError(f"classic_multiple must be positive, got {classic_multiple}")
+    require_positive_number(classic_multiple, "classic_multiple")
     return ffn_weights_in_d2(d_ff, d_model, gated) / (2 * classic_multiple) - 1
 
 
@@ -231,8 +257,7 @@ def d_model_at_fixed_budget(params_per_layer: float, ffn_ratio: float, attn_rati
     """
     for value, name in ((params_per_layer, "params_per_layer"), (ffn_ratio, "ffn_ratio"),
                         (attn_ratio, "attn_ratio")):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise ValueError(f"{name} must be a positive number, got {value!r}")
+        require_positive_number(value, name)
     return float(math.sqrt(params_per_layer / (2 * (2 * attn_ratio + ffn_ratio))))
 
 
@@ -246,6 +271,8 @@ def fixed_budget_rows(params_per_layer: float, ffn_ratios=(1.0, 2.0, 4.0, 8.0, 1
     >>> [round(r["ffn_share"], 4) for r in fixed_budget_rows(12 * 768**2, (4.0,))]
     [0.6667]
     """
+    ffn_ratios = require_sequence(ffn_ratios, "ffn_ratios", item=require_positive_number)
+    require_positive_number(params_per_layer, "params_per_layer")
     rows = []
     for ratio in ffn_ratios:
         d_model = d_model_at_fixed_budget(params_per_layer, float(ratio))
@@ -282,8 +309,7 @@ def gated_budget(d_model: int, classic_multiple: float = CLASSIC_RATIO) -> dict:
     (True, 2048.0)
     """
     d_model = require_positive_int(d_model, "d_model")
-    if not classic_multiple > 0:
-        raise ValueError(f"classic_multiple must be positive, got {classic_multiple}")
+    require_positive_number(classic_multiple, "classic_multiple")
     classic_width = classic_multiple * d_model
     gated_width = equal_parameter_width(classic_width)
     return {

@@ -50,10 +50,10 @@ def test_legends_use_the_one_label_set():
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: activation_figures.activation_curves(("relu", "nope")), "unknown activation"),
+        (lambda: activation_figures.activation_curves(("relu", "nope")), r"names\[1\] must be one of"),
         (lambda: activation_figures.activation_curves(()), "at least one"),
         (lambda: activation_figures.derivative_curves(lo=1.0, hi=0.0), "lo < hi"),
-        (lambda: activation_figures.tanh_error_curve(0.0, np.nan), "lo < hi"),
+        (lambda: activation_figures.tanh_error_curve(0.0, np.nan), "hi must be a finite number, got nan"),
     ],
 )
 def test_bad_input_is_refused(call, message):

@@ -76,12 +76,12 @@ def test_kernel_size_one_convolution_is_a_per_position_matmul(small_params, toke
     [
         (lambda p, x: anatomy.shape_trace(x[..., :5], p), ValueError, "x must have last axis d_model=16"),
         (lambda p, x: anatomy.shape_trace(x, p, "tanh"), ValueError, "unknown activation 'tanh'"),
-        (lambda p, x: anatomy.hidden_layer(x.astype(int), p), TypeError, "x must have dtype float32 or float64"),
+        (lambda p, x: anatomy.hidden_layer(x.astype(str), p), TypeError, "x must be an array of real numbers"),
         (lambda p, x: anatomy.conv1d_equivalence_max_diff(p, x[0]), ValueError,
-         r"x must have shape \(batch, seq_len, d_model\), got \(7, 16\)"),
+         r"x must have shape \(batch, seq_len, d_model\), with at least one position, got \(7, 16\)"),
         (lambda p, x: anatomy.conv1d_equivalence_max_diff(p, x, "swish"), ValueError, "unknown activation 'swish'"),
         (lambda p, x: anatomy.conv1d_equivalence_max_diff(p[:3], x), TypeError,
-         r"params must be FFNParams or the four arrays \(W1, b1, W2, b2\), got 3 items"),
+         r"params must be FFNParams, a tuple \(W1, b1, W2, b2\), got tuple"),
         (lambda p, x: anatomy.hidden_layer_figure(x[0, 0], p), ValueError, "x must have shape"),
     ],
 )

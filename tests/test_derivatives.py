@@ -77,7 +77,7 @@ def test_the_check_table_names_activations_by_their_labels():
     [
         (lambda: derivatives.get_derivative("tanh"), ValueError, "unknown activation 'tanh'"),
         (lambda: derivatives.get_derivative(3), TypeError, "must be a name"),
-        (lambda: derivatives.gelu_derivative(np.array([1, 2])), TypeError, "float32 or float64, got int64"),
+        (lambda: derivatives.gelu_derivative(np.array(["1", "2"])), TypeError, "float32 or float64"),
         (lambda: derivatives.finite_difference_error("relu", 1.0, 0.0), ValueError, "lo < hi"),
         (lambda: derivatives.autograd_error("relu", n=1), ValueError, "at least 2"),
     ],

@@ -18,9 +18,18 @@ def test_scalar_input(small_params):
         ffnbook.ffn(np.float64(1.0), *small_params)
 
 
-def test_integer_input_is_refused(small_params):
-    with pytest.raises(TypeError, match="x must have dtype float32 or float64, got int64"):
-        ffnbook.ffn(np.zeros((3, 16), dtype=np.int64), *small_params)
+def test_integer_input_is_computed_in_the_weights_dtype(small_params):
+    ints = np.arange(48).reshape(3, 16) % 5 - 2
+    np.testing.assert_array_equal(ffnbook.ffn(ints, *small_params), ffnbook.ffn(ints.astype(np.float64), *small_params))
+    p32 = small_params.astype(np.float32)
+    assert ffnbook.ffn(ints, *p32).dtype == np.float32
+
+
+def test_text_and_bool_arrays_are_refused(small_params):
+    with pytest.raises(TypeError, match="x must be an array of real numbers"):
+        ffnbook.ffn(np.full((3, 16), "a"), *small_params)
+    with pytest.raises(TypeError, match="x must be an array of real numbers"):
+        ffnbook.ffn(np.ones((3, 16), dtype=bool), *small_params)
 
 
 def test_float16_is_refused(small_params):
@@ -116,5 +125,10 @@ def test_torch_module_rejects_wrong_width_and_dtype():
 
 
 def test_markdown_table_missing_column():
-    with pytest.raises(KeyError, match="column 'b' needs key 'b', missing in rows \\[0\\]"):
+    with pytest.raises(ValueError, match="column 'b' needs key 'b', missing in rows \\[0\\]"):
         ffnbook.MarkdownTable([{"a": 1}], [("b", "b", "d")])
+
+
+def test_markdown_table_refuses_a_bad_format_when_built():
+    with pytest.raises(ValueError, match="column 'n' cannot format row 0's value 0.5 with 'd'"):
+        ffnbook.MarkdownTable([{"n": 0.5}], [("n", "n", "d")])

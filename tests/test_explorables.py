@@ -145,7 +145,7 @@ def test_variants_refuse_what_the_model_cannot_have():
         explorables.model_variant("DeepSeek-V3", n_layers=3)
     with pytest.raises(TypeError, match="model name"):
         explorables.model_variant(42)
-    with pytest.raises(KeyError):
+    with pytest.raises(ValueError, match="model must be a model of models.csv, got 'GPT-5'"):
         explorables.parameter_state("GPT-5")
 
 

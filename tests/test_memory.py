@@ -124,7 +124,7 @@ def test_figures_have_descriptions():
         (lambda m: memory.build_memory_ffn(m.keys[0], m.values[0]), ValueError, "n_memories, d_model"),
         (lambda m: memory.build_memory_ffn(m.keys, m.values, threshold=1.0), ValueError, "between 0 and 1"),
         (lambda m: memory.build_memory_ffn(m.keys, m.values, threshold="0.5"), TypeError, "threshold"),
-        (lambda m: memory.build_memory_ffn(m.keys.astype(int), m.values), TypeError, "float32 or float64"),
+        (lambda m: memory.build_memory_ffn(m.keys.astype(str), m.values), TypeError, "float32 or float64"),
         (lambda m: memory.noisy_queries(m.keys, -1.0), ValueError, "non-negative"),
         (lambda m: memory.query_example(m, 99, 0.0), ValueError, "slot"),
         (lambda m: memory.retrieve(memory.build_memory_ffn(*m), np.ones((2, 5))), ValueError, "d_model=8"),
@@ -435,9 +435,9 @@ def test_spill_figures_describe_their_values():
          ValueError, "inputs must have shape"),
         (lambda m: memory.covariance_edit(memory.build_memory_ffn(*m), m.keys[0], m.values[1], np.ones((2, 5))),
          ValueError, "inputs must have last axis"),
-        (lambda m: memory.edit_spill(m, 0, m.values[1], method="rome"), ValueError, "unknown edit method"),
+        (lambda m: memory.edit_spill(m, 0, m.values[1], method="rome"), ValueError, "method must be one of"),
         (lambda m: memory.edit_spill(m, 0, m.values[1], statistics=m.keys), ValueError, "method='covariance'"),
-        (lambda m: memory.statistics_spill(m, 0, m.values[1], [0]), ValueError, "each size"),
+        (lambda m: memory.statistics_spill(m, 0, m.values[1], [0]), ValueError, r"sizes\[0\] must be a positive integer"),
         (lambda m: memory.statistics_spill(m, 9, m.values[1], [4]), ValueError, "slot"),
         (lambda m: memory.statistics_spill(m, 0, m.values[1], [4], seed=-2), ValueError, "seed"),
     ],
@@ -464,5 +464,5 @@ def test_largest_spills_match_one_edit_per_slot(method, threshold):
     slow = [max(memory.edit_spill(mem, s, new_value, threshold=threshold, method=method).other_changes)
             for s in range(24)]
     np.testing.assert_allclose(fast, slow, rtol=1e-9, atol=1e-12)
-    with pytest.raises(ValueError, match="unknown edit method"):
+    with pytest.raises(ValueError, match="method must be one of"):
         memory.largest_spills(mem, new_value, method="rome")

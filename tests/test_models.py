@@ -103,7 +103,7 @@ def test_every_table_names_ffn_types_with_the_one_label_set():
     crossover_column = {r["ffn"].split(" × ")[0] for r in compute.crossover_table().rows}
     type_column = {r["type"].split(" (gated")[0] for r in models.ffn_type_table().rows}
     assert width_column <= labels and crossover_column <= labels and type_column == labels
-    with pytest.raises(ValueError, match="unknown FFN type 'reglu'"):
+    with pytest.raises(ValueError, match="unknown ffn_type 'reglu'"):
         models.ffn_type_label("reglu")
 
 
@@ -134,7 +134,7 @@ def test_reported_size_refuses_what_the_sheet_does_not_give():
         reported_size(get_model("GPT-3 175B"), "active")
     with pytest.raises(ValueError, match="no reported total size"):
         reported_size(get_model("Transformer base (Vaswani et al.)"))
-    with pytest.raises(ValueError, match="'total' or 'active'"):
+    with pytest.raises(ValueError, match="which must be one of 'total', 'active'"):
         reported_size(get_model("GPT-3 175B"), "stored")
     with pytest.raises(TypeError, match="ModelConfig"):
         reported_size("GPT-3 175B")
@@ -154,7 +154,7 @@ def _row(**changes):
 
 @pytest.mark.parametrize("changes, message", [
     ({"latent_attention": "q_lora_rank 1536; kv_lora_rank 512"}, "latent_attention must give"),
-    ({"latent_attention": "n/a"}, "latent_attention dimensions exactly when"),
+    ({"latent_attention": "n/a"}, "latent_attention dimensions are needed exactly when"),
     ({"d_head": "192"}, "d_head must be 'n/a'"),
     ({"model": "BERT-base", "architecture": "encoder-decoder"}, "encoder-decoder models, and only they"),
     ({"model": "GPT-2 small", "architecture": "decoder-only"}, "architecture must be one of"),

@@ -139,7 +139,7 @@ def test_figure(params, x):
         (lambda p, x: moe.expert_load([1, 2], 6), TypeError, "Routing"),
         (lambda p, x: moe.routing_change_one_token(p, x, 9), ValueError, r"position must be an integer in \[0, 9\)"),
         (lambda p, x: moe.moe_param_counts(16, 48, 4, 5), ValueError, "top_k must be at most n_experts=4"),
-        (lambda p, x: moe.expert_load_figure([], 2), ValueError, "non-empty"),
+        (lambda p, x: moe.expert_load_figure([], 2), ValueError, "at least one"),
         (lambda p, x: moe.init_moe_params(16, 48, 0), ValueError, "n_experts must be a positive integer"),
     ],
 )

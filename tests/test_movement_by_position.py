@@ -51,7 +51,7 @@ def test_movement_agrees_with_change_one_token(small_params, tokens):
     assert max(moved[:3] + moved[4:]) == summary.other_positions
 
 
-@pytest.mark.parametrize("bad", [-1, 7, 1.0, True])
-def test_movement_rejects_bad_positions(small_params, tokens, bad):
-    with pytest.raises(ValueError, match="position must be an integer"):
+@pytest.mark.parametrize("bad, error", [(-1, ValueError), (7, ValueError), (1.0, TypeError), (True, TypeError)])
+def test_movement_rejects_bad_positions(small_params, tokens, bad, error):
+    with pytest.raises(error, match="position must be an integer"):
         position_independence.movement_by_position(ffnbook.ffn_layer(small_params), tokens, bad)

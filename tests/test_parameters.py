@@ -85,5 +85,5 @@ def test_width_ratio_rows_follow_d_ff_over_2_d_model():
 
 
 def test_count_module_parameters_rejects_non_modules():
-    with pytest.raises(TypeError, match="expected a torch.nn.Module, got int"):
+    with pytest.raises(TypeError, match="module must be a torch.nn.Module, got int 3"):
         ffnbook.count_module_parameters(3)

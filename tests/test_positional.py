@@ -206,5 +206,5 @@ def test_predecessor_experiment_rejects_bad_input(model):
         positional.predecessor_experiment(model, 1, 2, 1)
     with pytest.raises(ValueError, match="must differ"):
         positional.predecessor_experiment(model, 4, 4, 3)
-    with pytest.raises(TypeError, match="first_id must be a token id"):
+    with pytest.raises(TypeError, match="first_id must be an integer in"):
         positional.predecessor_experiment(model, 1.0, 2, 3)

@@ -44,9 +44,9 @@ def test_exponents_add_up_to_one_and_kaplan_favours_parameters():
     [
         (lambda: scaling.training_flops(0, 1), ValueError, "n_params must be a positive finite number"),
         (lambda: scaling.training_flops(1, float("nan")), ValueError, "n_tokens"),
-        (lambda: scaling.training_flops("70B", 1), TypeError, "n_params must be a positive number"),
+        (lambda: scaling.training_flops("70B", 1), TypeError, "n_params must be a positive finite number"),
         (lambda: scaling.growth_under(10, "Chinchilla"), ValueError, "fit must be one of"),
-        (lambda: scaling.tokens_per_parameter_range([]), ValueError, "rows must not be empty"),
+        (lambda: scaling.tokens_per_parameter_range([]), ValueError, "rows must hold at least one item"),
     ],
 )
 def test_scaling_rejects_bad_input(call, error, message):

@@ -41,7 +41,7 @@ def test_error_shape_landmarks_lie_in_order():
     [
         (lambda: tanh_approximation.tanh_approximation_error(2.0, 1.0), "lo < hi"),
         (lambda: tanh_approximation.tanh_approximation_error(0.0, 1.0, 1), "at least 2"),
-        (lambda: tanh_approximation.tanh_error_shape(0.0, float("inf")), "finite lo < hi"),
+        (lambda: tanh_approximation.tanh_error_shape(0.0, float("inf")), "hi must be a finite number, got inf"),
     ],
 )
 def test_bad_input_is_refused(call, message):

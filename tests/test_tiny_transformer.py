@@ -183,7 +183,7 @@ def test_first_step_reaching():
 @pytest.mark.parametrize("call, error, message", [
     (lambda m: m(np.zeros((2, 6), dtype=np.int32)), TypeError, "int64"),
     (lambda m: m(torch.zeros(2, 7, dtype=torch.long)), ValueError, "seq_len"),
-    (lambda m: m(torch.full((1, 6), 999, dtype=torch.long)), ValueError, "token ids must lie in"),
+    (lambda m: m(torch.full((1, 6), 999, dtype=torch.long)), ValueError, "tokens must hold ids in"),
     (lambda m: m.trace(torch.zeros(1, 6, dtype=torch.long), ffn_ablation={2: "zero"}), ValueError,
      "block index"),
     (lambda m: m.trace(torch.zeros(1, 6, dtype=torch.long), attention_ablation={0: "half"}), ValueError,

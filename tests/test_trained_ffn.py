@@ -46,7 +46,7 @@ def test_ablation_rows_cover_every_condition(model, world, prompts):
             assert {(part, (0,), method), (part, (1,), method), (part, (0, 1), method)} <= keys
     assert len(rows) == 13
     assert tf.ablated_recall(rows, "none") == tt.recall(model, world, prompts)
-    with pytest.raises(KeyError, match="no ablation row"):
+    with pytest.raises(ValueError, match="no ablation row"):
         tf.ablated_recall(rows, "ffn", (2,), "zero")
 
 
