@@ -100,11 +100,17 @@ print(json.dumps(asked))
 """
 
 
-def setup_asks(python: Path, notebook: dict, tmp: Path) -> list:
-    """What the notebook's setup cell would ask pip to install, in this environment."""
+def setup_output(python: Path, notebook: dict, tmp: Path) -> tuple[list, str]:
+    """What the notebook's setup cell would ask pip to install in this environment, and what
+    it prints for the reader."""
     setup = next(c for c in notebook["cells"] if c["cell_type"] == "code")
     (tmp / "setup.py").write_text(setup["source"])
-    return json.loads(in_reader_env(python, SETUP_PROBE, tmp / "setup.py"))
+    *printed, asked = in_reader_env(python, SETUP_PROBE, tmp / "setup.py").splitlines()
+    return json.loads(asked), "\n".join(printed)
+
+
+def setup_asks(python: Path, notebook: dict, tmp: Path) -> list:
+    return setup_output(python, notebook, tmp)[0]
 
 
 def downloaded_notebooks(site: Path) -> dict[str, dict]:
@@ -146,7 +152,9 @@ def test_every_downloaded_notebook_runs_outside_the_repository(site, reader_pyth
     assert len(notebooks) >= 10
     needs_torch = {page for page, nb in notebooks.items() if nb["metadata"]["ffnbook"]["needs_torch"]}
     for page, notebook in notebooks.items():  # without torch: only torch pages ask for it
-        asked = setup_asks(reader_python, notebook, tmp_path)
+        asked, printed = setup_output(reader_python, notebook, tmp_path)
+        # ffnbook came from a wheel, not from the commit the page was built from: the cell says so.
+        assert notebook["metadata"]["ffnbook"]["commit"][:12] in printed, f"{page}: {printed!r}"
         expected = [[True, "-m", "pip", "install", "-q", TORCH, "--index-url", "https://download.pytorch.org/whl/cpu"]
                     ] if page in needs_torch else []
         assert asked == expected, f"{page}: the setup cell asks pip for {asked}"
