@@ -47,7 +47,7 @@ NUMBER_WORDS = (
 #: Phrases that contain digits or number words but are names, fixed terms or definitions,
 #: not measured numbers. Each line says why; keep the list short and principled.
 ALLOWED_PHRASES = (
-    r"\b(?:[Ee]xercises?|[Ee]xperiments?) \d+(?: (?:to|and) \d+)?",  # section numbers
+    r"\b(?:[Ee]xercises?|[Ee]xperiments?|[Pp]roblems?) \d+(?: (?:to|and) \d+)?",  # section numbers
     r"\bTables? \d+\b",  # a numbered table of a cited paper ("PaLM's Table 1"): a label
     r"\b[Bb]locks? \d+(?= |['’]s\b|[.,;:)])(?: (?:and|to) \d+)?",  # a layer's index: a name
     r"kernel[ -]size[ -]1\b", r"\b1x1 convolution",  # the name of a layer type

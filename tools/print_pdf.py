@@ -15,7 +15,9 @@ numbers in the footer):
 * folded answers (dropdowns) print open; folded code cells print closed-out
   (their outputs stay);
 * self-check questions are numbered and print with their options; the answers
-  and every option's explanation go to an appendix at the end.
+  and every option's explanation go to an appendix at the end;
+* problems are numbered and print with their hint, without the answer field; each
+  answer (with its tolerance) and worked solution go to a second appendix.
 
 Every step checks that it found what it expects, so a change of the book's
 markup fails here, loudly, instead of printing something incomplete.
@@ -41,7 +43,7 @@ html, body { background: #fff !important; color: #000 !important; font-size: 10.
 .bd-header, .bd-header-article, .bd-sidebar-primary, .bd-sidebar-secondary, .bd-footer,
 .bd-footer-article, .prev-next-area, .ffn-tools, .ffn-tip, .ffn-check, .ffn-result,
 .headerlink, #pst-skip-link, .skip-link, .search-button, dialog, .back-to-top,
-.ffn-print-drop { display: none !important; }
+.ffn-print-drop, .ffn-problem-form { display: none !important; }
 body { margin: 0 !important; padding: 0 !important; display: block !important; }
 main.ffn-print, main.ffn-print article { display: block; max-width: none; width: auto; margin: 0; padding: 0; }
 .ffn-print-chapter { break-before: page; }
@@ -113,6 +115,31 @@ PREPARE = """(leftOut) => {
     form.querySelector('fieldset').appendChild(note);
   });
   report.selfChecks = answers.length;
+  // Problems: numbered through the book; the answer field is not printed, the hint prints
+  // open, the answer (with its tolerance) and the worked solution go to an appendix.
+  const solved = [];
+  [...article.querySelectorAll('div.ffn-problem')].forEach((box, i) => {
+    const number = i + 1;
+    const chapter = box.closest('.ffn-print-chapter');
+    const title = chapter ? chapter.querySelector('h1, h2, h3, h4').textContent.replace(/[#¶]/g, '').trim() : '';
+    box.querySelector('.ffn-problem-title').textContent = `Problem ${number}`;
+    const form = box.querySelector('form.ffn-problem-form');
+    const rule = box.querySelector('.ffn-problem-rule');
+    const tolerance = rule.querySelector('.pasted-text');
+    const item = document.createElement('li');
+    item.innerHTML = `<strong>Problem ${number}</strong> (${title}): <strong></strong> ` +
+      `(${tolerance ? 'right within ' + tolerance.textContent : 'exact'}).`;
+    item.querySelector('strong + strong').textContent =
+      form.dataset.answerText + (form.dataset.unit ? ' ' + form.dataset.unit : '');
+    const solution = box.querySelector('details.ffn-problem-solution');
+    item.appendChild(solution.querySelector('.ffn-solution-body'));
+    solution.remove();
+    form.remove();
+    rule.textContent = `Answer: see "Answers to the problems", number ${number}.`;
+    box.appendChild(rule);
+    solved.push(item);
+  });
+  report.problems = solved.length;
   // Only the article goes to paper: none of the site's navigation around it.
   const main = document.createElement('main');
   main.className = 'ffn-print';
@@ -125,6 +152,16 @@ PREPARE = """(leftOut) => {
     appendix.innerHTML = '<h2>Answers to the self-checks</h2>';
     const list = document.createElement('ol');
     answers.forEach(a => list.appendChild(a));
+    appendix.appendChild(list);
+    article.appendChild(appendix);
+  }
+  if (solved.length) {
+    const appendix = document.createElement('section');
+    appendix.className = 'ffn-print-chapter ffn-print-answers';
+    appendix.id = 'ffn-print-problem-answers';
+    appendix.innerHTML = '<h2>Answers to the problems</h2>';
+    const list = document.createElement('ol');
+    solved.forEach(a => list.appendChild(a));
     appendix.appendChild(list);
     article.appendChild(appendix);
   }
@@ -147,7 +184,7 @@ def print_pdf(singlehtml: Path, out: Path) -> dict:
             page.goto(base + "index.html")
             page.wait_for_load_state("load")
             report = page.evaluate(PREPARE, list(LEFT_OUT))
-            expected = {"documents": 10, "leftOut": len(LEFT_OUT), "selfChecks": 1}
+            expected = {"documents": 10, "leftOut": len(LEFT_OUT), "selfChecks": 1, "problems": 1}
             short = {k: report.get(k) for k, v in expected.items() if (report.get(k) or 0) < v}
             if short:
                 raise SystemExit(f"print_pdf: the one-page build is not what it expects: {short}")

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from bookext import problem_text
+
 # A role, or a code span (left alone): whichever starts first.
 INLINE = re.compile(
     r"\{(?P<role>[A-Za-z][\w:+.-]*)\}(?P<ticks>`+)(?P<content>.+?)(?P=ticks)(?!`)"
@@ -74,6 +76,10 @@ class Resolver:
 
     def glue_block(self, name: str, key: str, options: dict, caption: str) -> list:
         """Pieces (Markdown strings and :class:`CodeCell`) for a glue directive."""
+        raise KeyError(key)
+
+    def glue_value(self, key: str):
+        """A glued value as Python has it (an int, a float), or None where there is none."""
         raise KeyError(key)
 
     def cite(self, keys: list[str], kind: str) -> str:
@@ -132,6 +138,7 @@ class Converter:
         self.resolver = resolver
         self.headings = list(headings or [])
         self.heading_count = 0
+        self.problem_count = 0
 
     # --- inline -------------------------------------------------------------------------------
 
@@ -321,6 +328,8 @@ class Converter:
                             "open" in options)]
         if name == "self-check":
             return [self.self_check("\n".join(content))]
+        if name == "problem":
+            return [self.problem(argument.strip(), "\n".join(content))]
         if name in CONTAINERS:
             caption = f"**{self.inline(argument)}**\n\n" if argument and name != "only" else ""
             return [caption + self._body(content)]
@@ -363,6 +372,32 @@ class Converter:
             verdict = "Right." if o.get("correct") else "Not quite."
             reasons.append(f"- ({letters[i]}) **{verdict}** {self.inline(str(o.get('why', '')))}")
         return "\n".join(lines) + "\n\n" + details("Answer", "\n".join(reasons))
+
+
+    def problem(self, key: str, text: str) -> str:
+        """A numeric problem: its question and rule, then the hint and the answer folded (the
+        solution cell that follows computes it)."""
+        data = yaml.safe_load(text) or {}
+        self.problem_count += 1
+        answer = self.resolver.glue_value(key)
+        tolerance = self.resolver.glue_value(str(data.get("tolerance", "")))
+        unit = str(data.get("unit", "")).strip()
+        if not isinstance(answer, (int, float)) or not isinstance(tolerance, (int, float)):
+            self.resolver.warn(f"reader notebook: problem {key!r} has no glued answer and tolerance")
+            return ""
+        rule = "".join(f"`{t}`" if kind == "code" else md_escape(t)
+                       for kind, t in problem_text.rule(answer, tolerance, unit))
+        shown = problem_text.answer_text(answer, data.get("format"))
+        solution = self.inline(str(data.get("solution", ""))).strip()
+        answer_md = (f"**{md_escape(shown)}{' ' + md_escape(unit) if unit else ''}.** "
+                     + (solution + " " if solution else "")
+                     + "The folded code cell below computes it.")
+        return "\n\n".join([
+            f"**Problem {self.problem_count}.** {self.inline(str(data.get('question', ''))).strip()}",
+            f"*{rule}*",
+            details("Hint", self.inline(str(data.get("hint", "")))),
+            details("Answer", answer_md),
+        ])
 
 
 def _indent(text: str, indent: str) -> str:

@@ -514,6 +514,13 @@ class SiteResolver(Resolver):
             self.warn(f"reader notebook: no glued value {key!r}")
         return output
 
+    def glue_value(self, key: str):
+        output = self.glue_data(key)
+        try:
+            return ast.literal_eval(output["data"].get("text/plain", "")) if output else None
+        except (ValueError, SyntaxError):
+            return None
+
     def glue_text(self, key: str, fmt: str, role: str) -> str:
         from myst_nb.core.variables import format_plain_text
 
@@ -653,9 +660,9 @@ def _cell_metadata(tags: list[str]) -> dict:
     if kept:
         metadata["tags"] = kept
     folded = {}
-    if {"hide-input", "hide-cell"} & set(tags):
+    if {"hide-input", "hide-cell", "solution"} & set(tags):
         folded["source_hidden"] = True
-    if {"hide-output", "hide-cell"} & set(tags):
+    if {"hide-output", "hide-cell", "solution"} & set(tags):
         folded["outputs_hidden"] = True
     if folded:
         metadata["jupyter"] = folded
