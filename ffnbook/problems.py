@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 import re
 
+from ffnbook._checks import require_instance, require_number
+
 #: The tolerance of an answer that may be rounded: any answer rounded to three
 #: significant figures is within half a percent of the exact value (rounding moves
 #: the first three digits, at least 100, by at most 0.5).
@@ -82,17 +84,15 @@ def parse_answer(text: str, unit: str = "") -> float:
     >>> parse_answer("8/3") == 8 / 3, parse_answer("67%")
     (True, 0.67)
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be the typed answer (str), got {type(text).__name__}")
-    if not isinstance(unit, str):
-        raise TypeError(f"unit must be a str, got {type(unit).__name__}")
+    require_instance(text, "text", str, "the typed answer (a str)")
+    require_instance(unit, "unit", str, "the problem's unit (a str, '' for none)")
     s = text.strip().replace("\u2212", "-").replace("\u2013", "-")
     s = re.sub(r"[\u00a0\u2007\u2009\u202f]", " ", s)
     words = s.split()
     if len(words) > 1 and words[-1].casefold() in _unit_words(unit):
         s = " ".join(words[:-1])
     if not s:
-        raise AnswerError("type a number first")
+        raise AnswerError("text is empty: type a number first")
     if "/" in s:
         top, _, bottom = s.partition("/")
         if "/" in bottom:
@@ -134,14 +134,13 @@ def is_within(value: float, answer: float, tolerance: float) -> bool:
     An exact tolerance (0) still allows the last bits a decimal-to-binary reading can
     move (a relative 1e-12), so ``176.160768M`` is ``176160768``.
     """
-    for name, v in (("value", value), ("answer", answer), ("tolerance", tolerance)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise TypeError(f"{name} must be a finite number, got {v!r}")
-    if tolerance < 0:
-        raise ValueError(f"tolerance must be at least 0, got {tolerance}")
+    value, answer = require_number(value, "value"), require_number(answer, "answer")
+    tolerance = require_number(tolerance, "tolerance", low=0)
     return abs(value - answer) <= max(tolerance, 1e-12) * abs(answer)
 
 
 def check_answer(text: str, answer: float, tolerance: float, unit: str = "") -> bool:
     """Whether the typed ``text`` is ``answer`` within ``tolerance`` (AnswerError if unreadable)."""
+    require_number(answer, "answer")
+    require_number(tolerance, "tolerance", low=0)
     return is_within(parse_answer(text, unit), answer, tolerance)

@@ -476,6 +476,16 @@ CASES: dict[str, Case] = {
                                                   kinds={"dtype": Choice(), "contexts": SeqOf(SIZE).optional()}),
     "ffnbook.inference.decode_flops_per_byte": Case(kinds={"dtype": Choice()}),
     "ffnbook.inference.measure_machine_balance": Case(lambda: dict(n=16, copy_mib=1, repeats=1), deterministic=False),
+    # problems: the reader's typed answer
+    **{f"ffnbook.problems.{n}": Case(lambda: dict(text="1.2B", answer=1.2e9, tolerance=0.005),
+                                     kinds={"text": Text(), "answer": Number(), "tolerance": Number(low=0),
+                                            "unit": None},
+                                     why="unit: any str, '' for none (a non-str is refused: tests/test_problems.py)")
+       for n in ("check_answer",)},
+    "ffnbook.problems.parse_answer": Case(lambda: dict(text="1.2B"), kinds={"text": Text(), "unit": None},
+                                          why="unit: any str, '' for none (a non-str is refused: tests/test_problems.py)"),
+    "ffnbook.problems.is_within": Case(lambda: dict(value=1.2e9, answer=1.2e9, tolerance=0.005),
+                                       kinds={"answer": Number(), "tolerance": Number(low=0)}),
     "ffnbook.models.ffn_type_label": Case(lambda: dict(ffn_type="swiglu")),
     "ffnbook.models.ModelConfig": Case(lambda: dataclasses.asdict(_model()) | {
         "latent_attention": None, "ffn_width_rule": None},

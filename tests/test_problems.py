@@ -35,7 +35,7 @@ ACCEPTED = [
 
 #: (typed, unit, the start of the reason): what is refused, and why.
 REFUSED = [
-    ("", "", "type a number first"), ("   ", "", "type a number first"),
+    ("", "", "text is empty: type a number first"), ("   ", "", "text is empty: type a number first"),
     ("abc", "", "'abc' is not a number"), ("1..2", "", "'1..2' is not a number"),
     ("1,5", "", "commas group thousands"), ("1,20,000", "", "commas group thousands"),
     ("1.2m", "", "'m' is not a scale"), ("3 apples", "", "'apples' is not a scale"),
@@ -89,9 +89,9 @@ def test_bad_arguments_name_the_parameter():
         parse_answer(12)
     with pytest.raises(TypeError, match="unit must be"):
         parse_answer("12", unit=None)
-    with pytest.raises(TypeError, match="answer must be a finite number"):
+    with pytest.raises(ValueError, match="answer must be a finite number, got nan"):
         is_within(1.0, float("nan"), ROUNDED)
-    with pytest.raises(TypeError, match="tolerance must be a finite number"):
+    with pytest.raises(TypeError, match="tolerance must be a finite number >= 0, got bool"):
         is_within(1.0, 1.0, True)
-    with pytest.raises(ValueError, match="tolerance must be at least 0"):
+    with pytest.raises(ValueError, match="tolerance must be a finite number >= 0"):
         is_within(1.0, 1.0, -0.1)

@@ -56,7 +56,7 @@
     if (words.length > 1 && unitWords(unit).indexOf(words[words.length - 1].toLowerCase()) >= 0) {
       s = words.slice(0, -1).join(" ");
     }
-    if (!s) { throw new AnswerError("type a number first"); }
+    if (!s) { throw new AnswerError("text is empty: type a number first"); }
     if (s.indexOf("/") >= 0) {
       var parts = s.split("/");
       if (parts.length > 2) { throw new AnswerError("a fraction has one slash (8/3)"); }
@@ -143,6 +143,11 @@
       event.preventDefault();
       var value;
       form.classList.remove("ffn-right", "ffn-wrong");
+      if (!input.value.trim()) {
+        input.setAttribute("aria-invalid", "true");
+        result.textContent = "Type a number first.";
+        return;
+      }
       try {
         value = parse(input.value, unit);
       } catch (err) {
