@@ -249,11 +249,17 @@ def test_each_field_checks_against_the_glued_answer_and_tolerance(site, page):
         assert glued(site, page, tolerance_key) in TOLERANCES
 
 
+#: Answers the page finds on a grid, not in closed form: how close the grid's value must be.
+#: SiLU's minimum on a grid of step 1e-5: the curve is flat there, so the value is off by
+#: about f''/2 * (step/2)**2, near 1e-11; far inside the problem's half a percent.
+GRID_REL_TOL = {"ac_pr_silu_minimum": 1e-9}
+
+
 @pytest.mark.parametrize("key", sorted(ANSWERS))
 def test_each_glued_answer_equals_its_recomputation(site, key):
     page, recompute = ANSWERS[key]
     value, expected = glued(site, page, key), recompute()
-    assert math.isclose(value, expected, rel_tol=1e-12), (key, value, expected)
+    assert math.isclose(value, expected, rel_tol=GRID_REL_TOL.get(key, 1e-12)), (key, value, expected)
 
 
 @pytest.mark.parametrize("key", sorted(GIVENS))
