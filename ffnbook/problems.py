@@ -26,13 +26,13 @@ import re
 
 from ffnbook._checks import require_instance, require_number
 
-#: The tolerance of an answer that may be rounded: any answer rounded to three
-#: significant figures is within half a percent of the exact value (rounding moves
-#: the first three digits, at least 100, by at most 0.5).
+#: The tolerance of an answer that may be rounded. Any answer rounded to three
+#: significant figures is within half a percent of the exact value, since rounding moves
+#: the first three digits (at least 100) by at most 0.5.
 ROUNDED = 0.005
 #: The tolerance of an answer that must be exact (an integer from a rule or a count).
 EXACT = 0.0
-#: Tolerances a problem may use: the reader is told which one applies.
+#: The tolerances a problem may use. The reader is told which one applies.
 TOLERANCES = (EXACT, ROUNDED)
 
 # Scale letters and words. Letters are case-sensitive where case carries meaning
