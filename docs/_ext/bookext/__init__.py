@@ -18,6 +18,7 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.publishing` -- link previews, same-host policy, the PDF link, 404 in-page links.
 * :mod:`bookext.explorables` -- interactive figures computed in the browser, no kernel.
 * :mod:`bookext.problems` -- numeric problems checked against the answers the build computed.
+* :mod:`bookext.previews` -- hover and focus previews of figures, equations, sections, citations.
 * :mod:`bookext.reader_notebooks` -- each page as a notebook a reader runs anywhere;
   launch buttons (Colab, Binder) and downloads point at it.
 * :mod:`bookext.copycode` -- a Copy button on every code cell.
@@ -46,6 +47,7 @@ PARTS = (
     "bookext.publishing",
     "bookext.explorables",
     "bookext.problems",
+    "bookext.previews",
     "bookext.reader_notebooks",
     "bookext.copycode",
     "bookext.navigation",

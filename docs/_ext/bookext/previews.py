@@ -1,0 +1,227 @@
+"""Previews of references: a figure, an equation, a section or a citation, without leaving the text.
+
+Hover a reference, or give it keyboard focus, and a preview opens below it: a
+reference to a figure shows the figure and its caption, to an equation the
+equation, to a section its heading and opening paragraph, to a bibliography entry
+the entry, to a glossary term or an API function its definition. On a touch screen
+the first tap shows the preview and a second tap follows the link; Escape closes it.
+
+* **What a reader sees elsewhere, from the finished pages.** After the build,
+  :func:`write_previews` reads each page that has references, finds each target in
+  the page it points to (numbers, MathML and figure files as that page shows them),
+  and writes ``_previews/<page>.json``: the reference's address -> a small piece of
+  HTML (ids dropped, links made plain text, image addresses made relative to the
+  referring page). Nothing from another host; the same origin only.
+* **Loaded on first use.** ``previews.js`` fetches the page's JSON the first time a
+  reference is hovered, focused or tapped, never before. The script, its stylesheet
+  and the ``<meta name="ffnbook:previews">`` naming the JSON are added only to pages
+  whose text has a reference (:func:`add_preview_files`); other pages load nothing.
+* **Rebuilt when pages change**: when any page is newer than the previews, all are
+  written again (a target's caption may have changed); a no-op build reads nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from pathlib import Path
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+FOLDER = "_previews"
+SCRIPT = "previews.js"
+STYLE = "previews.css"
+META = "ffnbook:previews"
+#: The links of a page's text that get a preview (previews.js selects the same).
+LINKS = "article a.reference.internal[href]"
+#: ...except those inside these: glossary terms (their own tooltip), tables of contents,
+#: heading anchors, the previous/next links.
+NOT_INSIDE = (".ffn-term", ".toctree-wrapper", ".prev-next-area", "nav", ".ffn-preview")
+#: The longest opening paragraph a section preview shows, in characters of text.
+PARAGRAPH_MAX = 600
+
+
+# --- which pages get the script ------------------------------------------------------------------
+
+
+def _in_toctree_or_term(node: nodes.Node) -> bool:
+    while isinstance(node, nodes.Element):
+        if isinstance(node, addnodes.toctree) or "toctree-wrapper" in node.get("classes", ()):
+            return True
+        if "ffn-term" in str(node.get("attrs", {}).get("class", "")):
+            return True
+        node = node.parent
+    return False
+
+
+def has_references(doctree: nodes.document | None) -> bool:
+    """Whether the page's text holds a link to something inside the book."""
+    if doctree is None:
+        return False
+    return any(node.get("internal") and (node.get("refuri") or node.get("refid"))
+               and not _in_toctree_or_term(node)
+               for node in doctree.findall(nodes.reference))
+
+
+def add_preview_files(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """The script, stylesheet and JSON address, on pages whose text has references only."""
+    if app.builder.name != "html" or not has_references(doctree):
+        return
+    app.add_css_file(STYLE)
+    app.add_js_file(SCRIPT, loading_method="defer")
+    address = context["pathto"](f"{FOLDER}/{pagename}.json", 1)
+    context["metatags"] = context.get("metatags", "") + f'\n<meta name="{META}" content="{address}" />'
+
+
+# --- the previews, from the finished pages ---------------------------------------------------------
+
+
+def _plain(fragment) -> None:
+    """Make a copied fragment inert: no ids (they would repeat the page's), links as text,
+    no heading anchors, no scripts."""
+    for tag in fragment.select("a.headerlink, script, button, .ffn-tip"):
+        tag.decompose()
+    for link in fragment.find_all("a"):
+        link.name = "span"
+        link.attrs = {"class": link.get("class", [])} if link.get("class") else {}
+    for tag in [fragment, *fragment.find_all(True)]:
+        for name in [a for a in tag.attrs if a == "id" or a.startswith("on") or a.startswith("aria-")]:
+            del tag[name]
+
+
+def _images_from(fragment, target_page: str, page: str) -> None:
+    """Image addresses, relative to the target page, made relative to the referring page."""
+    for img in fragment.find_all("img"):
+        src = img.get("src", "")
+        if not src or re.match(r"^[a-z]+:", src) or src.startswith("/"):
+            continue
+        in_site = posixpath.normpath(posixpath.join(posixpath.dirname(target_page), src))
+        img["src"] = posixpath.relpath(in_site, posixpath.dirname(page) or ".")
+        img["loading"] = "lazy"
+
+
+def _text_length(tag) -> int:
+    return len(" ".join(tag.get_text(" ").split()))
+
+
+def preview_of(target, soup_factory):
+    """(kind, HTML) for a target element of a finished page, or None if it has no preview."""
+    if target.name == "span" and not target.get_text(strip=True):  # a bare label: what follows it
+        target = target.find_next_sibling() or target.parent
+    if target.name == "figure" or (target.name == "div" and "figure" in target.get("class", [])):
+        return "figure", target
+    if target.name == "div" and "math" in target.get("class", []):
+        return "equation", target
+    if target.name == "div" and "citation" in target.get("class", []):
+        entry = soup_factory('<div class="ffn-preview-citation"></div>').div
+        for part in target.find_all(["p", "span"], recursive=False):
+            if "label" not in part.get("class", []):
+                entry.append(part)
+        return "citation", entry
+    if target.name == "dt":
+        definition = target.find_next_sibling("dd")
+        box = soup_factory('<div class="ffn-preview-definition"><p class="ffn-preview-heading"></p></div>').div
+        box.p.append(" ".join(target.get_text(" ").split()).replace(" ( ", "(").replace(" )", ")"))
+        first = definition.find("p") if definition is not None else None
+        if first is not None:
+            box.append(first)
+        return "definition", box
+    if target.name == "section":
+        heading = target.find(re.compile(r"^h[1-6]$"))
+        box = soup_factory('<div class="ffn-preview-section"><p class="ffn-preview-heading"></p></div>').div
+        if heading is not None:
+            box.p.append(" ".join(heading.get_text(" ").split()).replace("#", "").strip())
+        first = next((p for p in target.find_all("p", recursive=False) if _text_length(p) > 40), None)
+        if first is not None and _text_length(first) <= PARAGRAPH_MAX:
+            box.append(first)
+        elif first is not None:  # a long opening: its first sentences, up to the limit
+            text = " ".join(first.get_text(" ").split())
+            cut = text[:PARAGRAPH_MAX].rsplit(". ", 1)[0] + "."
+            box.append(soup_factory(f"<p>{cut} …</p>").p)
+        return "section", box
+    return None
+
+
+def page_previews(out: Path, page: str, parse) -> dict[str, dict]:
+    """The previews of one page's references: its address -> {kind, html}."""
+    soup = parse(page)
+    previews: dict[str, dict] = {}
+    for link in soup.select(LINKS):
+        if any(link.find_parent(class_=sel[1:]) if sel.startswith(".") else link.find_parent(sel)
+               for sel in NOT_INSIDE):
+            continue
+        href = link["href"]
+        if href in previews or re.match(r"^[a-z]+:", href):
+            continue
+        path, _, fragment = href.partition("#")
+        target_page = posixpath.normpath(posixpath.join(posixpath.dirname(page), path))[:-len(".html")] \
+            if path else page
+        if not (out / f"{target_page}.html").is_file():
+            continue
+        target_soup = parse(target_page)
+        if fragment:
+            target = target_soup.find(id=fragment)
+        else:
+            article = target_soup.find("article")
+            target = article.find("section") if article is not None else None
+        if target is None:
+            continue
+        found = preview_of(target, lambda markup: type(soup)(markup, "html.parser"))
+        if found is None:
+            continue
+        kind, element = found
+        fragment_soup = type(soup)(str(element), "html.parser")
+        _plain(fragment_soup)
+        _images_from(fragment_soup, target_page, page)
+        previews[href] = {"kind": kind, "html": str(fragment_soup).strip()}
+    return previews
+
+
+def write_previews(app: Sphinx, exception) -> None:
+    """``_previews/<page>.json`` for every page that loads the previews script."""
+    if exception is not None or app.builder.format != "html" or app.builder.name != "html":
+        return
+    from bs4 import BeautifulSoup
+
+    out = Path(app.outdir)
+    folder = out / FOLDER
+    pages = sorted(p for p in out.rglob("*.html") if "_static" not in p.relative_to(out).parts)
+    stamp = folder / ".built"
+    if stamp.exists() and all(p.stat().st_mtime <= stamp.stat().st_mtime for p in pages):
+        return  # no page changed since the previews were written
+    cache: dict[str, object] = {}
+
+    def parse(name: str):
+        if name not in cache:
+            cache[name] = BeautifulSoup((out / f"{name}.html").read_text(encoding="utf-8"), "html.parser")
+        return cache[name]
+
+    folder.mkdir(exist_ok=True)
+    written = set()
+    for path in pages:
+        name = path.relative_to(out).with_suffix("").as_posix()
+        if f'name="{META}"' not in path.read_text(encoding="utf-8"):
+            continue
+        target = folder / f"{name}.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = json.dumps(page_previews(out, name, parse), ensure_ascii=False, sort_keys=True,
+                          separators=(",", ":"))
+        if not target.exists() or target.read_text(encoding="utf-8") != data:
+            target.write_text(data, encoding="utf-8")
+        written.add(target)
+    for old in folder.rglob("*.json"):
+        if old not in written:
+            old.unlink()
+    stamp.touch()
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("html-page-context", add_preview_files)
+    app.connect("build-finished", write_previews, priority=600)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,89 @@
+"""The reference previews, built in-process on a tiny book (tests/roots/test-previews): what
+bookext.previews writes for each reference (the figure with its caption and image, the
+equation, the section's heading and opening paragraph, the page's opening), made inert
+and addressed from the referring page; the script only on pages with references."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from bs4 import BeautifulSoup
+
+TESTROOT = "previews"
+
+
+def previews(book, page: str) -> dict:
+    return json.loads((book.outdir / "_previews" / f"{page}.json").read_text(encoding="utf-8"))
+
+
+def fragment(entry: dict) -> BeautifulSoup:
+    return BeautifulSoup(entry["html"], "html.parser")
+
+
+def test_each_reference_gets_a_preview_of_its_kind(quiet_tiny_book):
+    found = previews(quiet_tiny_book, "refs")
+    kinds = {href: entry["kind"] for href, entry in found.items()}
+    assert kinds == {"index.html#fig-wide": "figure", "index.html#equation-eq-ffn": "equation",
+                     "index.html#sec-shapes": "section", "index.html": "section"}
+
+
+def test_a_figure_preview_has_its_image_and_numbered_caption(quiet_tiny_book):
+    figure = fragment(previews(quiet_tiny_book, "refs")["index.html#fig-wide"])
+    img = figure.find("img")
+    assert img["src"] == "_images/figure.svg" and img["alt"] == "A wide bar." and img["loading"] == "lazy"
+    caption = " ".join(figure.find("figcaption").get_text(" ").split())
+    assert caption.startswith("Fig. 1") and "caption of the wide figure" in caption
+    assert (quiet_tiny_book.outdir / img["src"]).is_file()
+
+
+def test_from_a_subfolder_the_image_address_climbs_out(quiet_tiny_book):
+    img = fragment(previews(quiet_tiny_book, "sub/deep")["../index.html#fig-wide"]).find("img")
+    assert img["src"] == "../_images/figure.svg"
+    page = quiet_tiny_book.outdir / "sub" / "deep.html"
+    assert os.path.isfile(os.path.normpath(page.parent / img["src"]))
+
+
+def test_an_equation_preview_is_the_equation_and_a_section_preview_its_opening(quiet_tiny_book):
+    found = previews(quiet_tiny_book, "refs")
+    equation = fragment(found["index.html#equation-eq-ffn"])
+    assert "math" in equation.div["class"] and "W_1" in equation.get_text()
+    section = fragment(found["index.html#sec-shapes"])
+    assert section.find(class_="ffn-preview-heading").get_text() == "Following the shapes"
+    paragraphs = [" ".join(p.get_text(" ").split()) for p in section.find_all("p")]
+    assert paragraphs[1].startswith("The hidden layer is four times") and len(paragraphs) == 2
+    page = fragment(found["index.html"])
+    assert page.find(class_="ffn-preview-heading").get_text() == "Targets"
+    assert page.find_all("p")[1].get_text().startswith("The opening paragraph of the page")
+
+
+def test_previews_are_inert_copies(quiet_tiny_book):
+    for entry in previews(quiet_tiny_book, "refs").values():
+        html = fragment(entry)
+        assert not html.find_all(id=True), entry  # no repeated ids
+        assert not html.find_all("a"), entry  # links read as text: nothing to tab into
+        assert "headerlink" not in entry["html"]
+
+
+def test_the_script_and_the_address_only_on_pages_with_references(quiet_tiny_book):
+    def loads(page):
+        soup = BeautifulSoup((quiet_tiny_book.outdir / f"{page}.html").read_text(encoding="utf-8"),
+                             "html.parser")
+        meta = soup.find("meta", attrs={"name": "ffnbook:previews"})
+        return (any("previews.js" in s.get("src", "") for s in soup.select("script[src]")),
+                meta["content"] if meta else None)
+
+    assert loads("refs") == (True, "_previews/refs.json")
+    assert loads("sub/deep") == (True, "../_previews/sub/deep.json")
+    assert loads("plain") == (False, None)
+    assert not (quiet_tiny_book.outdir / "_previews" / "plain.json").exists()
+
+
+def test_a_build_that_changes_no_page_writes_no_preview(quiet_tiny_book):
+    from bookext.previews import write_previews
+
+    path = quiet_tiny_book.outdir / "_previews" / "refs.json"
+    before = path.stat().st_mtime_ns
+    os.utime(path, ns=(before - 10**9, before - 10**9))
+    write_previews(quiet_tiny_book, None)  # no page is newer than the previews
+    assert path.stat().st_mtime_ns == before - 10**9
