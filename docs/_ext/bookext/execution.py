@@ -65,7 +65,9 @@ How it works
   reader of an executing page waits for its result. When more pages must execute than
   can run at once, each gets a fresh kernel forked from a template that has already
   imported ``ffnbook_kernel_preload`` and no project code (:mod:`bookext.kernels`);
-  otherwise kernels start from scratch. A page found stale while being read (edited
+  otherwise kernels start from scratch. Each kernel's BLAS and OpenMP pools get its share
+  of the CPUs (CPUs // ``-j``, :func:`bookext.kernels.thread_limits`), the same whether
+  one page or all execute. A page found stale while being read (edited
   during the build) is executed there. Where the child cannot be forked (threads
   running), the pages execute first, then Sphinx reads.
 * **Re-reading.** A page whose record is stale is re-read even when its source did not
@@ -344,6 +346,7 @@ class Build:
     roots: list[str]  # where project files live
     excluded: list[str]  # inside a root but not project files: the build folder, the Python installation
     requirements: Path
+    jobs: int = 1  # how many pages may execute at once (each kernel gets its share of the CPUs)
     token: str = field(default_factory=lambda: uuid.uuid4().hex)  # marks this build's results
     executed: dict = field(default_factory=dict)  # docname -> (code hash, Result), run by this process
     pending: dict = field(default_factory=dict)  # docname -> code hash, run by the executor process
@@ -566,14 +569,16 @@ def _run(docname, notebook, nb_config, path: Path, expected: float | None):
 
 
 def _execute(build: Build, runs: list, *, jobs: int, preload: list[str] | None, report=None) -> dict:
-    from .kernels import execute_notebooks
+    from .kernels import execute_notebooks, thread_limits
 
     def note(reason: str) -> None:
         logger.info("ffnbook: some kernels started from scratch: %s", reason)
 
     try:
+        # Threads per kernel from the build's -j, not from this call's jobs: a page computes
+        # with the same threads whether it executes alone or beside others.
         return execute_notebooks(runs, jobs=jobs, roots=build.roots, excluded=build.excluded,
-                                 preload=preload, report=report, note=note)
+                                 preload=preload, env=thread_limits(build.jobs), report=report, note=note)
     finally:
         for run in runs:
             if Path(run.cwd).name.startswith("bookext-run-"):
@@ -643,7 +648,7 @@ def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
     env.ffnbook_notebooks = notebooks
     if not runs:
         return
-    jobs = app.config.ffnbook_execution_jobs or max(1, app.parallel)
+    jobs = build.jobs
     # A template pays for all its imports before the first kernel starts: that is worth it
     # only when more pages must execute than can run at once.
     preload = [m for m in app.config.ffnbook_kernel_preload if m] if len(runs) > jobs else None
@@ -748,7 +753,8 @@ def _start_build(app: Sphinx) -> None:
     roots = sorted({str(Path(app.confdir).resolve()), str(Path(app.srcdir).resolve())})
     excluded = sorted({str(build_folder), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)})
     _BUILD = Build(store, Path(app.srcdir).resolve(), roots, excluded,
-                   Path(app.confdir).resolve() / "requirements.txt")
+                   Path(app.confdir).resolve() / "requirements.txt",
+                   jobs=app.config.ffnbook_execution_jobs or max(1, app.parallel))
 
 
 def _report_discarded(docname: str, path: Path, why: str) -> None:
