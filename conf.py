@@ -26,7 +26,7 @@ extensions = [
     "sphinx.ext.autodoc",  # the API page documents ffnbook from its docstrings
     "sphinx.ext.napoleon",  # NumPy-style docstring sections
     # The book's own extension (docs/_ext/bookext): MathML math, the glossary page and
-    # tooltips, self-checks, the execution-cache rules, light offline pages.
+    # tooltips, self-checks, the execution records, light offline pages.
     "bookext",
 ]
 
@@ -34,7 +34,8 @@ extensions = [
 # Execute a page only when its code or a file it used (an ffnbook module, a data
 # file) or the requirements changed; the rules live in docs/_ext/bookext/execution.py.
 nb_execution_mode = "cache"
-# Pages that must execute run this many at a time (0: as many as -j).
+# Pages that must execute run this many at a time (0: as many as -j); each kernel's
+# BLAS/OpenMP threads are the CPUs divided by this number.
 ffnbook_execution_jobs = 0
 # Each page's kernel is forked from a process that has already imported these
 # (never project code); an empty list starts every kernel from scratch.
