@@ -34,8 +34,7 @@ extensions = [
 # Execute a page only when its code or a file it used (an ffnbook module, a data
 # file) or the requirements changed; the rules live in docs/_ext/bookext/execution.py.
 nb_execution_mode = "cache"
-# Pages that must execute run this many at a time (0: as many as -j); each kernel's
-# BLAS/OpenMP threads are the CPUs divided by this number.
+# Pages that must execute run this many at a time (0: as many as -j).
 ffnbook_execution_jobs = 0
 # Each page's kernel is forked from a process that has already imported these
 # (never project code); an empty list starts every kernel from scratch.

@@ -30,8 +30,9 @@ import pytest
 from sitecheck import NOTEBOOK_HEADER, ROOT, glued_after
 
 from bookext import kernel_template
-from bookext.execution import MODIFIED_DURING_RUN, Build, RecordStore
+from bookext.execution import Build
 from bookext.kernels import Outcome, Run, execute_notebooks
+from bookext.records import MODIFIED_DURING_RUN, RECORD_FORMAT, Checker, RecordStore
 
 # Which leaf module each page imports, and which pages read the data file.
 LEAF_OF = {"page0": "leaf_a", "page1": "leaf_a", "page2": "leaf_a",
@@ -398,18 +399,25 @@ def test_a_forked_kernel_is_indistinguishable_from_a_fresh_one(tmp_path):
     assert "shared" not in forked["nb1"].notebook.cells[0].outputs[0]["text"]
 
 
-def test_kernels_running_at_once_share_the_cpus_instead_of_each_taking_all(tmp_path, monkeypatch):
-    """OpenBLAS/OpenMP start a thread per CPU in every kernel: ``jobs`` kernels at once then
-    oversubscribe the CPUs (np.linalg.pinv 1024 x 128 under load: 10 s instead of 0.09 s)."""
-    from bookext.kernels import THREAD_VARIABLES, thread_limits
+def test_every_kernel_computes_with_one_thread_unless_the_builder_says_otherwise(tmp_path, monkeypatch):
+    """OpenBLAS/OpenMP start a thread per CPU in every kernel: ``-j`` kernels at once then
+    oversubscribe the CPUs (np.linalg.pinv 1024 x 128 under load: 10 s instead of 0.09 s),
+    and the last digits of a page's sums would depend on the machine's CPUs."""
+    from bookext.kernel_template import THREAD_VARIABLES, kernel_threads
 
     for name in THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    assert thread_limits(jobs=2, cpus=2) == dict.fromkeys(THREAD_VARIABLES, "1")
-    assert thread_limits(jobs=2, cpus=8) == dict.fromkeys(THREAD_VARIABLES, "4")
-    assert thread_limits(jobs=4, cpus=2) == dict.fromkeys(THREAD_VARIABLES, "1")
+    assert kernel_threads() == dict.fromkeys(THREAD_VARIABLES, "1")
     monkeypatch.setenv("OMP_NUM_THREADS", "3")  # whoever runs the build decides
-    assert "OMP_NUM_THREADS" not in thread_limits(jobs=2, cpus=2)
+    assert kernel_threads()["OMP_NUM_THREADS"] == "3"
+    # A record made with other settings is stale; one without (made before them) too.
+    checker = Checker(tmp_path / "requirements.txt", dict.fromkeys(THREAD_VARIABLES, "1"))
+    record = {"format": RECORD_FORMAT, "code": "c", "python": sys.version, "requirements": None,
+              "threads": dict.fromkeys(THREAD_VARIABLES, "1"), "files": {}, "folders": {}}
+    assert checker.stale(record, "c") is None
+    assert checker.stale({**record, "threads": dict.fromkeys(THREAD_VARIABLES, "2")}, "c") == \
+        "the kernels' thread settings changed"
+    assert checker.stale({k: v for k, v in record.items() if k != "threads"}, "c") is not None
     monkeypatch.delenv("OMP_NUM_THREADS")
 
     # The limits reach the libraries in a fresh kernel and in a forked one, whose template

@@ -8,8 +8,8 @@ child forked from it, through jupyter_client's kernel provisioner API
 (:class:`ForkProvisioner`). Each page still gets its own process, session, working
 directory, environment and empty namespace; the template never imports project code.
 
-Every kernel, forked or not, gets the thread limits of :func:`thread_limits` in its
-environment, so that kernels running at once do not each start a BLAS thread per CPU.
+Every kernel, forked or not, gets the thread settings of
+:func:`bookext.kernel_template.kernel_threads` in its environment (one BLAS/OpenMP thread).
 
 When a kernel cannot be forked (no template, another Python, a different environment,
 no ``os.pidfd_open``) it is started the ordinary way, through ``kernel_template.py kernel``
@@ -54,27 +54,6 @@ TEMPLATE = Path(__file__).with_name("kernel_template.py")
 #: How long the template may take to import its modules before kernels start the ordinary way.
 TEMPLATE_STARTUP_SECONDS = 120
 FORKING = hasattr(os, "pidfd_open") and hasattr(socket, "recv_fds")
-#: The thread pools a kernel's NumPy and torch size from the environment when they load:
-#: OpenMP (torch's intra-op pool, OpenMP builds of BLAS), OpenBLAS and MKL.
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def thread_limits(jobs: int, cpus: int | None = None) -> dict[str, str]:
-    """The environment that gives each of ``jobs`` kernels running at once its share of the CPUs.
-
-    Each library otherwise starts one thread per CPU in every kernel: ``jobs`` kernels then
-    run ``jobs`` times as many busy threads as there are CPUs, and OpenBLAS's spinning
-    threads slow one another down by orders of magnitude (measured on 2 CPUs under load:
-    ``np.linalg.pinv`` of a 1024 x 128 matrix took 6.8 s with a thread per CPU, 0.055 s
-    with one). The share depends only on the machine and the configured ``jobs``, never on
-    how many pages this build executes, so a page's numbers do not depend on what else
-    was stale. A variable already set (by whoever runs the build) is left as it is.
-    """
-    if cpus is None:
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    share = str(max(1, cpus // max(1, jobs)))
-    return {name: share for name in THREAD_VARIABLES if name not in os.environ}
-
 
 class KernelPool:
     """One template process that has imported ``modules`` and forks a kernel per request."""
@@ -365,7 +344,7 @@ def execute_notebooks(runs: list[Run], *, jobs: int, roots: list[str], excluded:
 
     With ``preload`` (module names) kernels are forked from a template that imported them;
     ``note(reason)`` is called if kernels had to start from scratch instead. ``env`` is
-    added to every kernel's environment (:func:`thread_limits`).
+    added to every kernel's environment (the thread settings).
     Each outcome's ``used`` lists the files inside ``roots``, not inside ``excluded``.
     """
     pool = KernelPool(preload, env) if preload and FORKING and runs else None
