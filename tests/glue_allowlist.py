@@ -10,14 +10,10 @@ with its test, not with a line here.
 NO_TEST_YET = "no test yet (issue 24): write one, then delete this line"
 
 NOT_YET_TESTED = {
-    # activations
-    "ac_d_ff": NO_TEST_YET,
-    "ac_d_model": NO_TEST_YET,
     # compute
     "cp_6n_deepseek_ffn": NO_TEST_YET,
     "cp_decode_figure": NO_TEST_YET,
     "cp_deepseek_ratio": NO_TEST_YET,
-    "cp_gpt2_d_head": NO_TEST_YET,
     "cp_gpt2_ffn_share_bytes": NO_TEST_YET,
     "cp_measured_over_model": NO_TEST_YET,
     "cp_n_heads": NO_TEST_YET,
@@ -27,8 +23,6 @@ NOT_YET_TESTED = {
     "cp_time_max": NO_TEST_YET,
     "cp_time_min": NO_TEST_YET,
     "cp_timing_figure": NO_TEST_YET,
-    # exercises
-    "ex_sw_layers": NO_TEST_YET,
     # gated-ffn
     "gf_budget_figure": NO_TEST_YET,
     "gf_edited_position": NO_TEST_YET,
@@ -59,11 +53,6 @@ NOT_YET_TESTED = {
     # parameter-count
     "pc_share_figure": NO_TEST_YET,
     "pc_t5v11_ne": NO_TEST_YET,
-    # position-independence
-    "pi_batch": NO_TEST_YET,
-    "pi_seq_len": NO_TEST_YET,
-    # summary
-    "su_share_gpt2_small_nonemb": NO_TEST_YET,
     # trained-ffn
     "tr_ablation_figure": NO_TEST_YET,
     "tr_active_init_all0": NO_TEST_YET,

@@ -98,6 +98,7 @@ def test_exercise_5_swiglu_at_llama_widths(site):
     assert glued(site, PAGE, "ex_sw_ratio") == swiglu / classic
     assert glued(site, PAGE, "ex_sw_excess") == pytest.approx(swiglu / classic - 1)
     assert glued(site, PAGE, "ex_sw_all_layers") == 32 * swiglu
+    assert glued(site, PAGE, "ex_sw_layers") == 32  # arXiv:2302.13971 Table 2
 
 
 def test_exercise_6_reshape_test_on_torch(site):
