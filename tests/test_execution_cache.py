@@ -426,7 +426,7 @@ def test_every_kernel_computes_with_one_thread_unless_the_builder_says_otherwise
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook.cells = [nbformat.v4.new_code_cell(
-        "import os, torch\nprint([os.environ.get(v) for v in %r], torch.get_num_threads())" % (THREAD_VARIABLES,))]
+        f"import os, torch\nprint([os.environ.get(v) for v in {THREAD_VARIABLES!r}], torch.get_num_threads())")]
     for preload in (None, ["numpy", "torch"]):
         runs = [Run(f"nb{i}", copy.deepcopy(notebook), str(tmp_path), 300, False) for i in range(2)]
         outcomes = execute_notebooks(runs, jobs=2, roots=[str(tmp_path)], excluded=[], preload=preload, env=limits)

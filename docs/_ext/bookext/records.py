@@ -4,8 +4,8 @@ kernel or Sphinx in it (:mod:`bookext.execution` says when and why pages execute
 * **What a page's outputs depend on** (:func:`code_hash`, :class:`Checker`): its code cells
   and how they run, the SHA-256 of every project file it used (modules imported, files
   read, folders listed, as the kernel's probe reported), ``requirements.txt``, the
-  Python version and the kernels' thread settings. :meth:`Checker.stale` says, in words for the build log, why a record no
-  longer stands for the page (None when it does).
+  Python version and the kernels' thread settings. :meth:`Checker.stale` says, in words
+  for the build log, why a record no longer stands for the page (None when it does).
 * **Records** (:class:`RecordStore`): ``<build>/.execution/<page>.json``, one per page,
   written whole (a temporary file renamed into place) with a digest of its contents;
   read back only whole, for the right page and matching its digest, else discarded.
