@@ -26,7 +26,7 @@ extensions = [
     "sphinx.ext.autodoc",  # the API page documents ffnbook from its docstrings
     "sphinx.ext.napoleon",  # NumPy-style docstring sections
     # The book's own extension (docs/_ext/bookext): MathML math, the glossary page and
-    # tooltips, self-checks, the execution-cache rules, light offline pages.
+    # tooltips, self-checks, the execution records, light offline pages.
     "bookext",
 ]
 

@@ -262,6 +262,34 @@ def allowed_to_differ(*sites: Path) -> set[str]:
     return allowed
 
 
+def shown_glued_values(site: Path, name: str) -> list[str]:
+    """Every glued value page ``name`` shows in its text, as shown, in reading order."""
+    return [span.get_text() for span in soup_of(site, name).find_all("span", class_="pasted-text")]
+
+
+def cited_keys(site: Path, name: str, section_id: str) -> set[str]:
+    """The bibliography keys (docs/references.bib) of the works a section of a page cites.
+
+    A citation links to its entry on the bibliography page; the entry is matched to its key
+    by the title references.bib gives, so the test names works by key, not by wording.
+    """
+    from pybtex.database import parse_file
+
+    def letters(text: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", text.lower())
+
+    section = soup_of(site, name).find("section", id=section_id)
+    assert section is not None, f"no section {section_id!r} on {name}.html"
+    bibliography = soup_of(site, "bibliography")
+    entries = {}
+    for link in section.select('a[href^="bibliography.html#"]'):
+        entry = bibliography.find(id=link["href"].split("#", 1)[1])
+        assert entry is not None, f"{name}.html links {link['href']}, which is not on the bibliography page"
+        entries[link["href"]] = letters(entry.get_text(" "))
+    titles = {key: letters(entry.fields["title"]) for key, entry in parse_file(DOCS / "references.bib").entries.items()}
+    return {key for text in entries.values() for key, title in titles.items() if title in text}
+
+
 def glued_in(site: Path, name: str, section_id: str) -> list[str]:
     """The glued values of one section of a page, in reading order."""
     section = soup_of(site, name).find("section", id=section_id)

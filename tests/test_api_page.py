@@ -44,3 +44,12 @@ def test_each_api_page_documents_modules_of_its_own():
     for page in API_PAGES:
         names = re.findall(r"^\.\. automodule:: (\S+)$", page.read_text(encoding="utf-8"), flags=re.M)
         assert 1 <= len(names) <= 5, page.name
+
+
+def test_an_api_page_restates_nothing_its_docstrings_say():
+    """Each API page is its title, the automodule directives and at most the page that uses it:
+    what a module does is said once, in its docstring (issue 24: one API page had drifted)."""
+    shape = re.compile(r"# [^\n]+\n\n```\{eval-rst\}\n(\.\. automodule:: \S+\n   :members:\n\n?)+```\n"
+                       r"(\nUsed on the page \{doc\}`\.\./[a-z-]+`\.\n)?")
+    for page in API_PAGES:
+        assert shape.fullmatch(page.read_text(encoding="utf-8")), f"{page.name} holds prose of its own"

@@ -12,11 +12,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from sitecheck import DOCS, NOTEBOOK_HEADER, glued, make_html, page_text
+from sitecheck import DOCS, NOTEBOOK_HEADER, glued, make_html, page_text, shown_glued_values
 
 import ffnbook
 
-pytestmark = pytest.mark.build
+# Tests that read the built book are marked ``build`` by conftest (the ``site`` fixture);
+# those that build a copy of their own are marked here. The rest are fast.
 
 
 # --- the numbers a reader sees ------------------------------------------------------------
@@ -32,10 +33,9 @@ def test_parameter_counts_on_the_page(site):
     assert glued(site, page, "pc_attn_formula") == glued(site, page, "pc_attn_counted") == 1_048_576
     assert glued(site, page, "pc_ratio") == pytest.approx(2_099_712 / 1_048_576, rel=1e-12)
     assert glued(site, page, "pc_weight_ratio") == 2.0  # 8 d² over 4 d², without biases
-    # The reader sees them as the page formats them.
-    text = " ".join(page_text(site, page).split())
-    assert f"gives {ffn_count} FFN parameters" in text and f"holds {attn_count}" in text
-    assert f"{2_099_712 / 1_048_576:.4f} times the size of attention" in text
+    # The reader sees them as the page formats them: among the page's glued values.
+    shown = shown_glued_values(site, page)
+    assert {ffn_count, attn_count, f"{2_099_712 / 1_048_576:.4f}"} <= set(shown), shown
 
 
 def test_width_table_on_the_page(site):
@@ -103,6 +103,7 @@ def broken_book(tmp_path: Path, page_name: str, body: str) -> Path:
     return source
 
 
+@pytest.mark.build
 def test_failing_cell_fails_the_build_and_names_page_and_cause(tmp_path):
     source = broken_book(tmp_path, "broken-cell", "# Broken\n\n```{code-cell} ipython3\nimport ffnbook\nffnbook.ffn_param_count(512, -1)\n```\n")
     result = make_html(source, tmp_path / "out")
@@ -112,6 +113,7 @@ def test_failing_cell_fails_the_build_and_names_page_and_cause(tmp_path):
     assert "d_ff must be a positive integer, got -1" in output  # the cause, in the terminal
 
 
+@pytest.mark.build
 def test_cell_tagged_raises_exception_is_allowed(tmp_path):
     body = ("# Deliberate\n\n```{code-cell} ipython3\n:tags: [raises-exception]\n"
             "import ffnbook\nffnbook.ffn_param_count(512, -1)\n```\n")
@@ -121,6 +123,7 @@ def test_cell_tagged_raises_exception_is_allowed(tmp_path):
     assert "d_ff must be a positive integer" in (tmp_path / "out/html/deliberate.html").read_text()
 
 
+@pytest.mark.build
 def test_missing_glue_key_fails_the_build_and_names_page(tmp_path):
     body = ("# Missing\n\n```{code-cell} ipython3\nfrom myst_nb import glue\n"
             "glue('present', 1.0, display=False)\n```\n\nValue: {glue:text}`absent_key:.2f`.\n")
@@ -131,6 +134,7 @@ def test_missing_glue_key_fails_the_build_and_names_page(tmp_path):
     assert re.search(r"missing-glue\.md:\d+: WARNING: No key 'absent_key'", output), output[-3000:]
 
 
+@pytest.mark.build
 def test_broken_cross_reference_fails_the_build(tmp_path):
     source = broken_book(tmp_path, "bad-ref", "# Bad ref\n\nSee {doc}`no-such-page`.\n")
     result = make_html(source, tmp_path / "out")

@@ -10,6 +10,7 @@ the data file, and every page shows what it found.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -29,8 +30,9 @@ import pytest
 from sitecheck import NOTEBOOK_HEADER, ROOT, glued_after
 
 from bookext import kernel_template
-from bookext.execution import MODIFIED_DURING_RUN, Build, RecordStore
+from bookext.execution import Build
 from bookext.kernels import Outcome, Run, execute_notebooks
+from bookext.records import MODIFIED_DURING_RUN, RECORD_FORMAT, Checker, RecordStore
 
 # Which leaf module each page imports, and which pages read the data file.
 LEAF_OF = {"page0": "leaf_a", "page1": "leaf_a", "page2": "leaf_a",
@@ -395,6 +397,44 @@ def test_a_forked_kernel_is_indistinguishable_from_a_fresh_one(tmp_path):
         assert outputs == [[_merged_streams(c.outputs), c.execution_count] for c in forked[key].notebook.cells]
     # Each page starts with an empty namespace although another page defined a name before.
     assert "shared" not in forked["nb1"].notebook.cells[0].outputs[0]["text"]
+
+
+def test_every_kernel_computes_with_one_thread_unless_the_builder_says_otherwise(tmp_path, monkeypatch):
+    """OpenBLAS/OpenMP start a thread per CPU in every kernel: ``-j`` kernels at once then
+    oversubscribe the CPUs (np.linalg.pinv 1024 x 128 under load: 10 s instead of 0.09 s),
+    and the last digits of a page's sums would depend on the machine's CPUs."""
+    from bookext.kernel_template import THREAD_VARIABLES, kernel_threads
+
+    for name in THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert kernel_threads() == dict.fromkeys(THREAD_VARIABLES, "1")
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # whoever runs the build decides
+    assert kernel_threads()["OMP_NUM_THREADS"] == "3"
+    # A record made with other settings is stale; one without (made before them) too.
+    checker = Checker(tmp_path / "requirements.txt", dict.fromkeys(THREAD_VARIABLES, "1"))
+    record = {"format": RECORD_FORMAT, "code": "c", "python": sys.version, "requirements": None,
+              "threads": dict.fromkeys(THREAD_VARIABLES, "1"), "files": {}, "folders": {}}
+    assert checker.stale(record, "c") is None
+    assert checker.stale({**record, "threads": dict.fromkeys(THREAD_VARIABLES, "2")}, "c") == \
+        "the kernels' thread settings changed"
+    assert checker.stale({k: v for k, v in record.items() if k != "threads"}, "c") is not None
+    monkeypatch.delenv("OMP_NUM_THREADS")
+
+    # The limits reach the libraries in a fresh kernel and in a forked one, whose template
+    # imported torch (which sizes its pool at import) before any page ran.
+    limits = dict.fromkeys(THREAD_VARIABLES, "1")
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.cells = [nbformat.v4.new_code_cell(
+        f"import os, torch\nprint([os.environ.get(v) for v in {THREAD_VARIABLES!r}], torch.get_num_threads())")]
+    for preload in (None, ["numpy", "torch"]):
+        runs = [Run(f"nb{i}", copy.deepcopy(notebook), str(tmp_path), 300, False) for i in range(2)]
+        outcomes = execute_notebooks(runs, jobs=2, roots=[str(tmp_path)], excluded=[], preload=preload, env=limits)
+        for outcome in outcomes.values():
+            assert outcome.error is None, outcome.traceback
+            assert outcome.forked == bool(preload)
+            text = "".join(o["text"] for o in outcome.notebook.cells[0].outputs if o["output_type"] == "stream")
+            assert text == f"{['1'] * len(THREAD_VARIABLES)} 1\n"
 
 
 def test_a_file_modified_while_its_page_ran_is_never_taken_as_unchanged(tmp_path):

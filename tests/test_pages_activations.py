@@ -25,6 +25,7 @@ def test_linear_collapse_numbers(site, setup):
     assert diff < 1e-12 and 0 <= glued(site, PAGE, "ac_collapse_diff") < 1e-12
     assert (glued(site, PAGE, "ac_w_rows"), glued(site, PAGE, "ac_w_cols")) == (512, 512)
     assert glued(site, PAGE, "ac_n_tokens") == 1024
+    assert (glued(site, PAGE, "ac_d_model"), glued(site, PAGE, "ac_d_ff")) == (512, 2048)  # the shapes of W
 
 
 def test_affine_fit_numbers(site, setup):

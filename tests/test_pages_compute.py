@@ -30,6 +30,7 @@ def test_softmax_numbers(site):
     assert glued(site, PAGE, "cp_softmax_scores") == 1024 * 12
     assert glued(site, PAGE, "cp_softmax_flops_per_score") == 256
     assert glued(site, PAGE, "cp_softmax_per_flop") == 1 / 256
+    assert glued(site, PAGE, "cp_gpt2_d_head") == 768 // 12 == 64  # openai/gpt-2 src/model.py
 
 
 def test_kaplan_condition(site):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hand_counts import MIXTRAL
 from sitecheck import figures, glued
 
 import ffnbook
@@ -176,3 +177,38 @@ def test_router_z_loss_on_the_toy_router(site, toy):
     assert glued(site, PAGE, "moe_z_factor") == 4
     assert glued(site, PAGE, "moe_z_plain") == pytest.approx(z(logits), rel=1e-12)
     assert glued(site, PAGE, "moe_z_scaled") == pytest.approx(z(4 * logits), rel=1e-12)
+
+
+def test_the_toy_layers_settings_and_its_capacity_sweep(site, toy):
+    settings = ("moe_d_model", "moe_d_ff", "moe_n_experts", "moe_top_k", "moe_seq_len")
+    assert [glued(site, PAGE, key) for key in settings] == [D_MODEL, D_FF, N_EXPERTS, TOP_K, SEQ_LEN]
+    expert = 2 * D_MODEL * D_FF + D_FF + D_MODEL
+    assert glued(site, PAGE, "moe_toy_fraction") == pytest.approx(
+        (D_MODEL * N_EXPERTS + TOP_K * expert) / (D_MODEL * N_EXPERTS + N_EXPERTS * expert), rel=1e-12)
+    # Per token: whole sequence against one token at a time, and shuffled positions, agree to
+    # rounding; no other token's routing weight moves when one token changes.
+    assert glued(site, PAGE, "moe_rows_diff") < 1e-12 and glued(site, PAGE, "moe_perm_diff") < 1e-12
+    assert glued(site, PAGE, "moe_weights_moved") < 1e-12
+    _, _, routing = toy
+    factors = [0.75, 1.0, 1.25, 1.5, 2.0]
+    dropped = {row["capacity_factor"]: row["dropped_fraction"]
+               for row in moe.dropped_by_capacity(routing, N_EXPERTS, factors)}
+    assert (glued(site, PAGE, "moe_cap_factor_low"), glued(site, PAGE, "moe_cap_factor_one")) == (0.75, 1.0)
+    assert glued(site, PAGE, "moe_cap_no_drop") == min(f for f in factors if dropped[f] == 0)
+    assert glued(site, PAGE, "moe_cap_factor_skewed") == 1.25
+    assert glued(site, PAGE, "moe_bias_steps") == 200
+
+
+def test_mixtral_shares_from_a_hand_count(site):
+    total, active, ffn, ffn_active, _ = MIXTRAL
+    assert glued(site, PAGE, "moe_mixtral_ffn_stored") == pytest.approx(ffn / total, rel=1e-12)
+    assert glued(site, PAGE, "moe_mixtral_ffn_active") == pytest.approx(ffn_active / active, rel=1e-12)
+    assert glued(site, PAGE, "moe_mixtral_shared") == 0  # arXiv:2401.04088: 8 experts, no shared one
+
+
+def test_deepseek_v3_against_its_reported_sizes(site):
+    # deepseek-ai/DeepSeek-V3 config_671B.json: n_activated_experts 8; arXiv:2412.19437: 671B, 37B.
+    assert glued(site, PAGE, "moe_deepseek_per_token") == 8
+    stored, active = glued(site, PAGE, "moe_deepseek_stored_b"), glued(site, PAGE, "moe_deepseek_active_b")
+    assert stored == pytest.approx(671, rel=0.005) and active == pytest.approx(37, rel=0.03)
+    assert glued(site, PAGE, "moe_deepseek_fraction") == pytest.approx(active / stored, rel=1e-12)

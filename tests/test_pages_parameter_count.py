@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hand_counts import (BERT_EMBEDDINGS, BERT_FFN, BERT_TOTAL, GPT2_EMBEDDINGS, GPT2_FFN, GPT2_TOTAL,
+                         LLAMA_1_7B, LLAMA_2_70B, LLAMA_3_8B, MISTRAL_7B, MIXTRAL)
 from sitecheck import figures, glued
 
 from ffnbook import model_parameters as mp
@@ -88,3 +90,63 @@ def test_figure_alt_text_from_its_values(site):
     assert len(imgs) == 1
     gpt2 = breakdown("GPT-2 small")
     assert f"GPT-2 small: FFN {100 * gpt2.ffn_share:.0f}%" in imgs[0].get("alt", "")
+
+
+def test_the_worked_example_and_its_widths(site):
+    assert (glued(site, PAGE, "pc_d_model"), glued(site, PAGE, "pc_d_ff")) == (512, 2048)
+    assert glued(site, PAGE, "pc_width_multiple") == 4.0
+    # The widest row, d_ff = 8 · 512: FFN weights and biases over four 512² attention matrices.
+    assert glued(site, PAGE, "pc_ratio_at_widest") == pytest.approx((2 * 512 * 4096 + 4096 + 512) / (4 * 512**2))
+
+
+def test_gpt2_and_bert_shares_from_hand_counts(site):
+    assert GPT2_EMBEDDINGS + 12 * (4 * (768 * 768 + 768) + GPT2_FFN // 12 + 4 * 768) + 2 * 768 == GPT2_TOTAL
+    assert BERT_TOTAL == 109_482_240
+    assert glued(site, PAGE, "pc_gpt2_total_m") == 124
+    assert glued(site, PAGE, "pc_gpt2_reported_m") == 124.0  # openai/gpt-2 README (corrected from 117M)
+    assert glued(site, PAGE, "pc_bert_reported_m") == 110.0  # arXiv:1810.04805 §3: 110M
+    assert glued(site, PAGE, "pc_gpt2_ne") == pytest.approx(GPT2_FFN / (GPT2_TOTAL - GPT2_EMBEDDINGS), rel=1e-12)
+    assert glued(site, PAGE, "pc_gpt2_emb") == pytest.approx(GPT2_EMBEDDINGS / GPT2_TOTAL, rel=1e-12)
+    assert glued(site, PAGE, "pc_gpt2_vocab") == 50257
+    assert glued(site, PAGE, "pc_bert_ne") == pytest.approx(BERT_FFN / (BERT_TOTAL - BERT_EMBEDDINGS), rel=1e-12)
+    assert glued(site, PAGE, "pc_bert_all") == pytest.approx(BERT_FFN / BERT_TOTAL, rel=1e-12)
+
+
+def test_llama_family_shares_from_hand_counts(site):
+    total, _, ffn, _, embeddings = LLAMA_3_8B
+    assert total == 8_030_261_248  # the 8.03B of Meta's Llama 3 8B
+    assert glued(site, PAGE, "pc_block_llama3") == (total - embeddings - 4096) // 32
+    assert glued(site, PAGE, "pc_l3_ne") == pytest.approx(ffn / (total - embeddings), rel=1e-12)
+    assert glued(site, PAGE, "pc_l3_all") == pytest.approx(ffn / total, rel=1e-12)
+    assert glued(site, PAGE, "pc_l3_emb") == pytest.approx(embeddings / total, rel=1e-12)
+    assert glued(site, PAGE, "pc_l3_vocab") == 128256
+    for key, (total, _, ffn, _, embeddings) in {"pc_mistral_ne": MISTRAL_7B, "pc_l270_ne": LLAMA_2_70B,
+                                                 "pc_llama_ne": LLAMA_1_7B}.items():
+        assert glued(site, PAGE, key) == pytest.approx(ffn / (total - embeddings), rel=1e-12), key
+
+
+def test_mixtral_active_size_from_hand_counts(site):
+    total, active, *_ = MIXTRAL
+    assert glued(site, PAGE, "pc_mixtral_total_b") == pytest.approx(total / 1e9, rel=1e-12)
+    assert glued(site, PAGE, "pc_mixtral_active_b") == pytest.approx(active / 1e9, rel=1e-12)
+    # arXiv:2401.04088 §1: "47B parameters", "13B active parameters"; the counts round to them.
+    assert (glued(site, PAGE, "pc_mixtral_reported_b"), glued(site, PAGE, "pc_mixtral_reported_active_b")) == (47.0, 13.0)
+    assert (round(total / 1e9), round(active / 1e9)) == (47, 13)
+
+
+def test_deepseek_v3_against_its_reported_sizes(site):
+    # arXiv:2412.19437 abstract: 671B total parameters, 37B activated per token.
+    assert (glued(site, PAGE, "pc_deepseek_reported_b"), glued(site, PAGE, "pc_deepseek_reported_active_b")) == (671.0, 37.0)
+    assert glued(site, PAGE, "pc_deepseek_total_b") == pytest.approx(671, rel=0.01)
+    assert glued(site, PAGE, "pc_deepseek_active_b") == pytest.approx(37, rel=0.03)
+    assert glued(site, PAGE, "pc_deepseek_share") > 0.95
+
+
+def test_gpt3_share_and_gap_from_a_hand_count(site):
+    # arXiv:2005.14165 Table 2.1: 96 GPT-2-style blocks of d = 12288 (d_ff = 4d), a tied
+    # 50257-token embedding; the paper states no position table, so none is counted.
+    d = 12288
+    ffn = 96 * (2 * d * 4 * d + 4 * d + d)
+    total = 96 * (4 * (d * d + d) + ffn // 96 + 4 * d) + 2 * d + 50257 * d
+    assert glued(site, PAGE, "pc_gpt3_all") == pytest.approx(ffn / total, rel=1e-12)
+    assert glued(site, PAGE, "pc_gpt3_gap") == pytest.approx(1 - total / 175e9, rel=1e-9)  # the paper's 175.0B

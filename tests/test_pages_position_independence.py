@@ -34,6 +34,8 @@ def whole_and_rows(params, x):
 def test_widths_are_the_base_transformers(site):
     # Vaswani et al. (2017), base model: d_model 512, d_ff 2048.
     assert (glued(site, PAGE, "pi_d_model"), glued(site, PAGE, "pi_d_ff")) == (512, 2048)
+    # The recomputations here use the page's sequence (SEQ_LEN positions) and batch of 3.
+    assert (glued(site, PAGE, "pi_seq_len"), glued(site, PAGE, "pi_batch")) == (SEQ_LEN, 3)
 
 
 def test_experiment_1_and_its_scales(site, ffn_setup):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from hand_counts import GPT2_EMBEDDINGS, GPT2_FFN, GPT2_TOTAL
 from sitecheck import chapter_order, glued, page_text, soup_of
 
 from ffnbook import model_parameters
@@ -39,6 +40,8 @@ def test_parameter_shares_of_real_models(site):
     # GPT-2 small independently: 12 blocks of 2·768·3072 + 3072 + 768 FFN parameters in a model
     # of 124,439,808 (the project's recount of the released checkpoint, models_notes.md).
     assert glued(site, PAGE, "su_share_gpt2_small") == pytest.approx(12 * (2 * 768 * 3072 + 3072 + 768) / 124_439_808)
+    assert glued(site, PAGE, "su_share_gpt2_small_nonemb") == pytest.approx(
+        GPT2_FFN / (GPT2_TOTAL - GPT2_EMBEDDINGS), rel=1e-12)
     shares = [glued(site, PAGE, k) for k in ("su_share_gpt2_small", "su_share_gpt3", "su_share_mistral",
                                               "su_share_mixtral")]
     assert min(shares) < 0.5 < 0.9 < max(shares)  # nowhere near one fixed two-thirds

@@ -15,8 +15,6 @@ import re
 import pytest
 from sitecheck import chapter_order, glue_data, soup_of
 
-pytestmark = pytest.mark.build
-
 # --- what a reader sees, minus what may hold numbers --------------------------------------
 
 #: Elements whose numbers are computed or not prose: math, code and its output,

@@ -21,7 +21,7 @@ def _parameters(function) -> list[str]:
 
 
 def test_myst_nb_looks_up_its_cache_mode_client_by_name_on_each_call():
-    """bookext.execution replaces ``NotebookClientCache`` in myst_nb.core.execute with its own
+    """bookext.mystnb_adapter replaces ``NotebookClientCache`` in myst_nb.core.execute with its own
     client (the records), which works because ``create_client`` reads the module's name."""
     import myst_nb.core.execute as execute
 
@@ -31,7 +31,7 @@ def test_myst_nb_looks_up_its_cache_mode_client_by_name_on_each_call():
 
 
 def test_myst_nbs_client_base_has_what_the_recorded_client_uses():
-    """bookext.execution.RecordedNotebookClient: start_client, and the attributes it reads and sets."""
+    """bookext.mystnb_adapter.recorded_client_class(): start_client, and the attributes it reads and sets."""
     from myst_nb.core.execute.base import ExecutionError, NotebookClientBase
 
     assert issubclass(ExecutionError, Exception)
@@ -42,7 +42,7 @@ def test_myst_nbs_client_base_has_what_the_recorded_client_uses():
 
 
 def test_myst_nbs_reader_and_config_as_the_execution_plan_uses_them():
-    """bookext.execution._notebook_of reads a page as myst-nb's parser does, before reading."""
+    """bookext.mystnb_adapter.notebook_of reads a page as myst-nb's parser does, before reading."""
     from myst_nb.core.config import NbParserConfig
     from myst_nb.core.nb_to_tokens import nb_node_to_dict
     from myst_nb.core.read import create_nb_reader

@@ -12,7 +12,7 @@ changed since it last executed successfully:
   reading or tried to (an audit hook on ``open``: ``ffnbook/data/models.csv``), or the
   names in a folder it listed (not counting folders on ``sys.path``, which the import
   system lists for itself);
-* ``requirements.txt`` or the Python version.
+* ``requirements.txt``, the Python version or the kernels' thread settings.
 
 When in doubt it executes: no record, an unreadable record or one of an older format,
 a kernel that could not report what it used, or a used file that was modified while
@@ -42,6 +42,18 @@ actually used). Its SQLite store is also shared by every ``-j`` worker, and its
 keeps myst-nb's ``cache`` mode and its reading of outputs, and replaces the store and
 the staleness rule.
 
+Where the parts live
+--------------------
+* :mod:`bookext.records` -- the policy, pure functions and files only: what a page's
+  outputs depend on, why a record is stale, the record store.
+* :mod:`bookext.kernels` and ``kernel_template.py`` -- the processes: kernels forked
+  from a warm template, run several at a time; every jupyter_client override is there
+  (checked by tests/test_upstream_contracts.py).
+* :mod:`bookext.mystnb_adapter` -- the one place that plugs into myst-nb (its ``cache``
+  mode client, and reading a page as myst-nb will); every myst-nb internal is there.
+* This module -- the Sphinx side: one build's state (:class:`Build`), which pages
+  execute and when (in a child process beside reading), and the Sphinx event handlers.
+
 How it works
 ------------
 * **Records.** ``<build>/.execution/<page>.json`` holds, per page: the hash of its code
@@ -65,7 +77,9 @@ How it works
   reader of an executing page waits for its result. When more pages must execute than
   can run at once, each gets a fresh kernel forked from a template that has already
   imported ``ffnbook_kernel_preload`` and no project code (:mod:`bookext.kernels`);
-  otherwise kernels start from scratch. A page found stale while being read (edited
+  otherwise kernels start from scratch. Every kernel computes with one BLAS/OpenMP
+  thread (:func:`bookext.kernel_template.kernel_threads` says why). A page found stale
+  while being read (edited
   during the build) is executed there. Where the child cannot be forked (threads
   running), the pages execute first, then Sphinx reads.
 * **Re-reading.** A page whose record is stale is re-read even when its source did not
@@ -85,8 +99,6 @@ How it works
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import select
 import shutil
@@ -99,228 +111,17 @@ import traceback
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from urllib.parse import quote
 
-import nbformat
 from sphinx.application import Sphinx
-from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
-from .kernel_template import remove_abandoned_folders
+from .kernel_template import kernel_threads, remove_abandoned_folders
+from .mystnb_adapter import failure_message, notebook_of, serve_cache_mode_from_records
+from .records import (MODIFIED_DURING_RUN, RECORD_FORMAT, STORE, Checker, RecordStore, code_hash,
+                      file_digest, listing_digest, record_mismatch, record_outputs, record_stamp,
+                      rendering_hash, shown_path)
 
 logger = logging.getLogger(__name__)
-
-DOCS = Path(__file__).resolve().parents[2]  # docs/: the pages and, beside them, this extension
-ROOT = DOCS.parent
-#: How pages are rendered, not what their code computes.
-RENDERING = (DOCS / "_ext", DOCS / "_static", DOCS / "_templates", DOCS / "glossary.yml")
-STORE = ".execution"
-RECORD_FORMAT = 2  # 2: records carry a digest of their contents
-#: A file modified while the page that used it ran: never equal to a file's hash.
-MODIFIED_DURING_RUN = "modified while the page ran"
-
-
-# --- hashes ----------------------------------------------------------------------------------
-
-def _files(path: Path) -> list[Path]:
-    """Source files under ``path`` (or ``path`` itself); compiled bytecode follows from them."""
-    if path.is_file():
-        return [path]
-    return sorted(p for p in path.rglob("*")
-                  if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo"))
-
-
-def rendering_hash(paths=RENDERING) -> str:
-    """SHA-256 (first 16 hex digits) of the build machinery that decides how pages look."""
-    digest = hashlib.sha256()
-    for root in paths:
-        for path in _files(root):
-            digest.update(str(path.relative_to(root.parent)).encode() + b"\0")
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def file_digest(path: Path) -> str | None:
-    """SHA-256 of a file's bytes; None when it does not exist or cannot be read."""
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-def listing_digest(path: Path) -> str | None:
-    """SHA-256 of a folder's sorted names; None when it does not exist or cannot be listed."""
-    try:
-        return hashlib.sha256("\n".join(sorted(os.listdir(path))).encode()).hexdigest()
-    except OSError:
-        return None
-
-
-def code_hash(notebook, nb_config) -> str:
-    """What decides a page's outputs inside the page: its code cells and how they run."""
-    payload = {
-        "kernel": notebook.metadata.get("kernelspec", {}).get("name"),
-        "execution": notebook.metadata.get("execution", {}),
-        "allow_errors": nb_config.execution_allow_errors,
-        "in_temp": nb_config.execution_in_temp,
-        "cells": [[cell.source, cell.metadata] for cell in notebook.cells if cell.cell_type == "code"],
-    }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
-
-
-class Checker:
-    """Tells whether a record is still valid; hashes each file once per check."""
-
-    def __init__(self, requirements: Path) -> None:
-        self.requirements = requirements
-        self._files: dict[str, str | None] = {}
-        self._folders: dict[str, str | None] = {}
-
-    def file(self, path: str) -> str | None:
-        if path not in self._files:
-            self._files[path] = file_digest(Path(path))
-        return self._files[path]
-
-    def folder(self, path: str) -> str | None:
-        if path not in self._folders:
-            self._folders[path] = listing_digest(Path(path))
-        return self._folders[path]
-
-    def stale(self, record: dict | None, code: str | None = None) -> str | None:
-        """Why ``record`` cannot stand for the page's execution now; None when it can."""
-        if not isinstance(record, dict):
-            return "no usable record"
-        if record.get("format") != RECORD_FORMAT:
-            return "its record is of an older format"
-        if code is not None and record.get("code") != code:
-            return "its code changed"
-        if record.get("untracked"):
-            return "its kernel could not report what it used"
-        if record.get("python") != sys.version:
-            return "the Python version changed"
-        if record.get("requirements") != self.file(str(self.requirements)):
-            return "requirements.txt changed"
-        for path, digest in record.get("files", {}).items():
-            if self.file(path) != digest:
-                return f"{_shown(path)} changed"
-        for path, digest in record.get("folders", {}).items():
-            if self.folder(path) != digest:
-                return f"the names in {_shown(path)}/ changed"
-        return None
-
-
-def _shown(path: str) -> str:
-    try:
-        return str(Path(path).relative_to(ROOT.resolve()))
-    except ValueError:
-        return path
-
-
-# --- the record store ------------------------------------------------------------------------
-
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` whole: a reader sees the old file or the new one, never a part."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".writing-", suffix=path.suffix)
-    try:
-        os.fchmod(fd, 0o666 & ~_UMASK)  # an ordinary file, not mkstemp's owner-only one
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def record_digest(record: dict) -> str:
-    """SHA-256 of everything a record holds but its digest (JSON with sorted keys)."""
-    contents = {key: value for key, value in record.items() if key != "digest"}
-    return hashlib.sha256(json.dumps(contents, sort_keys=True).encode()).hexdigest()
-
-
-def _record_problem(text: str, docname: str) -> tuple[dict | None, str | None]:
-    """The record in ``text`` and why it cannot be used (None: it can)."""
-    try:
-        record = json.loads(text)
-    except ValueError:
-        return None, "it is not a whole JSON record"
-    if not isinstance(record, dict):
-        return None, "it is not a JSON object"
-    if record.get("docname") != docname:
-        return None, f"it is the record of {record.get('docname')!r}"
-    if record.get("format") == RECORD_FORMAT or "digest" in record:
-        if record.get("digest") != record_digest(record):
-            return None, "its contents do not match their digest"
-    return record, None
-
-
-class RecordStore:
-    """One JSON file per page, replaced whole (write a temporary file, then rename), with a
-    digest of its contents. A record that is unreadable as one, belongs to another page or
-    does not match its digest is discarded when read: the file is deleted (so the page
-    executes and writes a new one) and ``discarded(docname, path, why)`` is told."""
-
-    def __init__(self, folder: Path, discarded=None) -> None:
-        self.folder = Path(folder)
-        self.discarded = discarded
-
-    def path(self, docname: str) -> Path:
-        return self.folder / (quote(docname, safe="") + ".json")
-
-    def read(self, docname: str) -> dict | None:
-        path = self.path(docname)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError:  # none yet, or not readable (then writing it fails loudly)
-            return None
-        except ValueError:
-            text = ""
-        record, problem = _record_problem(text, docname)
-        if problem is not None:
-            self.discard(docname, problem)
-        return record
-
-    def discard(self, docname: str, why: str) -> None:
-        """Throw a page's record away: the page executes again."""
-        path = self.path(docname)
-        path.unlink(missing_ok=True)
-        if self.discarded is not None:
-            self.discarded(docname, path, why)
-
-    def write(self, docname: str, record: dict) -> None:
-        """Write ``record`` with its digest (set in ``record`` too)."""
-        record["digest"] = record_digest(record)
-        write_atomically(self.path(docname), json.dumps(record))
-
-    def remove(self, docname: str) -> None:
-        self.path(docname).unlink(missing_ok=True)
-        self.failure_path(docname).unlink(missing_ok=True)
-
-    def failure_path(self, docname: str) -> Path:
-        return self.folder / (quote(docname, safe="") + ".failed")
-
-    def read_failure(self, docname: str) -> dict | None:
-        try:
-            return json.loads(self.failure_path(docname).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-
-    def write_failure(self, docname: str, failure: dict) -> None:
-        write_atomically(self.failure_path(docname), json.dumps(failure))
-
-    def remove_leftovers(self, older_than: float = 3600) -> None:
-        """Temporary files of writers that died (old enough that no writer still owns them)."""
-        for path in self.folder.glob(".writing-*"):
-            try:
-                if time.time() - path.stat().st_mtime > older_than:
-                    path.unlink()
-            except OSError:
-                pass
-
 
 # --- one build's state (set in the main process; forked readers inherit it) ------------------
 
@@ -344,6 +145,7 @@ class Build:
     roots: list[str]  # where project files live
     excluded: list[str]  # inside a root but not project files: the build folder, the Python installation
     requirements: Path
+    threads: dict = field(default_factory=dict)  # every kernel's thread settings (kernel_threads)
     token: str = field(default_factory=lambda: uuid.uuid4().hex)  # marks this build's results
     executed: dict = field(default_factory=dict)  # docname -> (code hash, Result), run by this process
     pending: dict = field(default_factory=dict)  # docname -> code hash, run by the executor process
@@ -420,131 +222,14 @@ class Build:
             files[path] = digest
         folders = {p: listing_digest(Path(p)) for p in used["listed"] if self.is_project_file(p)}
         return {"format": RECORD_FORMAT, "docname": docname, "build": self.token, "code": code,
-                "python": sys.version, "requirements": file_digest(self.requirements),
+                "python": sys.version, "requirements": file_digest(self.requirements), "threads": self.threads,
                 "untracked": outcome.used is None, "files": files, "folders": folders,
-                **_outputs(outcome)}
+                **record_outputs(outcome)}
 
 
 _BUILD: Build | None = None
 #: docname -> stamp of the record a page being read in this process shows (see _note_shown).
 _SHOWN: dict[str, str] = {}
-
-
-def record_stamp(record: dict | None) -> str | None:
-    """Which record a page was read from: its digest (any change to a record changes it)."""
-    return record.get("digest") if isinstance(record, dict) else None
-
-
-def _outputs(outcome) -> dict:
-    """What a page shows from an execution: each code cell's outputs, and when it ran."""
-    notebook = outcome.notebook
-    return {
-        "executed": outcome.started, "seconds": outcome.seconds,
-        "metadata": {k: notebook.metadata[k] for k in ("language_info", "widgets") if k in notebook.metadata},
-        "cells": [{"execution_count": c.get("execution_count"), "outputs": c.get("outputs", [])}
-                  for c in notebook.cells if c.cell_type == "code"],
-    }
-
-
-OUTPUT_TYPES = {"stream", "display_data", "execute_result", "error"}
-
-
-def record_mismatch(notebook, record: dict) -> str | None:
-    """Why ``record`` cannot give ``notebook`` its outputs (None: it can)."""
-    cells = record.get("cells")
-    code_cells = sum(c.cell_type == "code" for c in notebook.cells)
-    if not isinstance(cells, list) or len(cells) != code_cells:
-        return f"it holds outputs for {len(cells) if isinstance(cells, list) else 'no'} code cells, " \
-               f"the page has {code_cells}"
-    for number, stored in enumerate(cells):
-        outputs = stored.get("outputs") if isinstance(stored, dict) else None
-        if not isinstance(outputs, list) or not all(
-                isinstance(o, dict) and o.get("output_type") in OUTPUT_TYPES for o in outputs):
-            return f"the outputs of code cell {number} are not notebook outputs"
-    if not isinstance(record.get("metadata"), dict) or not all(
-            isinstance(record.get(key), (int, float)) for key in ("executed", "seconds")):
-        return "it lacks the notebook's metadata or the execution's time"
-    return None
-
-
-def _outputs_into(notebook, record: dict) -> None:
-    code_cells = [c for c in notebook.cells if c.cell_type == "code"]
-    for cell, stored in zip(code_cells, record["cells"], strict=True):
-        cell.execution_count = stored["execution_count"]
-        cell.outputs = [nbformat.from_dict(output) for output in stored["outputs"]]
-    for key, value in record["metadata"].items():
-        notebook.metadata[key] = nbformat.from_dict(value)
-
-
-# --- the myst-nb client for ``nb_execution_mode = "cache"`` ---------------------------------
-
-def _client_class():
-    from myst_nb.core.execute.base import ExecutionError, NotebookClientBase
-
-    class RecordedNotebookClient(NotebookClientBase):
-        """Outputs from the page's record; executes the page only if the record is stale."""
-
-        def start_client(self) -> None:
-            build = _BUILD
-            if build is None or self.path is None:
-                raise ExtensionError("bookext.execution: a notebook is read outside a prepared build")
-            docname = build.docname(self.path)
-            code = code_hash(self.notebook, self.nb_config)
-            result = build.result(docname, code)
-            if result is None:  # not executed in this build (or edited since it was)
-                record = build.usable_record(docname, self.notebook)
-                reason = Checker(build.requirements).stale(record, code)
-                if reason is None:
-                    return self._show(docname, record)
-                logger.info("ffnbook: executing %s (%s; found while reading)", docname, reason)
-                run = _run(docname, self.notebook, self.nb_config, self.path, None)
-                outcome = _execute(build, [run], jobs=1, preload=None)[docname]
-                result = build.finished(docname, code, outcome, reported=False)
-            if result.error:
-                return self._failed(result, ExecutionError)
-            self._show(docname, result.shown)
-
-        def _show(self, docname: str, record: dict) -> None:
-            _outputs_into(self.notebook, record)
-            _SHOWN[docname] = record_stamp(record)
-            self.exec_metadata = {"mtime": record["executed"], "runtime": record["seconds"],
-                                  "method": self.nb_config.execution_mode, "succeeded": True,
-                                  "error": None, "traceback": None}
-
-        def _failed(self, result: Result, error_class) -> None:
-            if not result.reported:
-                self.logger.warning(_failure_message(result, self.nb_config), subtype="exec")
-            if self.nb_config.execution_raise_on_error:
-                # Reported already: the page and the cell's traceback are in the log above.
-                raise error_class(str(self.path)) from (None if result.reported else result.exception)
-            self.exec_metadata = {"mtime": result.started, "runtime": result.seconds,
-                                  "method": self.nb_config.execution_mode, "succeeded": False,
-                                  "error": result.error, "traceback": result.traceback}
-
-    return RecordedNotebookClient
-
-
-def _failure_message(result, nb_config) -> str:
-    """What myst-nb says about a failed execution."""
-    message = f"Executing notebook failed: {result.error}"
-    return message + f"\n{result.traceback}" if nb_config.execution_show_tb else message
-
-
-def _serve_cache_mode_from_records() -> None:
-    """Make myst-nb's ``cache`` mode use this module's records instead of jupyter-cache.
-
-    myst-nb offers no hook for a client of one's own: ``create_client`` picks its class by
-    execution mode, looking ``NotebookClientCache`` up in its module on each call, so the
-    name is rebound (tests/test_upstream_contracts.py checks that it still works this way).
-    Were ``create_client`` to take a client class or a kernel manager from the configuration,
-    this would be that setting instead.
-    """
-    import myst_nb.core.execute as execute
-
-    if not hasattr(execute, "NotebookClientCache") or not callable(getattr(execute, "create_client", None)):
-        raise ExtensionError("bookext.execution: myst-nb no longer has NotebookClientCache/create_client; "
-                             "this extension must follow its new execution API")
-    execute.NotebookClientCache = _client_class()  # create_client() looks the name up on each call
 
 
 # --- executing before reading -------------------------------------------------------------------
@@ -573,50 +258,11 @@ def _execute(build: Build, runs: list, *, jobs: int, preload: list[str] | None, 
 
     try:
         return execute_notebooks(runs, jobs=jobs, roots=build.roots, excluded=build.excluded,
-                                 preload=preload, report=report, note=note)
+                                 preload=preload, env=build.threads, report=report, note=note)
     finally:
         for run in runs:
             if Path(run.cwd).name.startswith("bookext-run-"):
                 shutil.rmtree(run.cwd, ignore_errors=True)
-
-
-def _notebook_of(env, docname: str):
-    """The page as myst-nb will execute it, with its configuration; None if it is not executed from the cache."""
-    from myst_nb.core.nb_to_tokens import nb_node_to_dict
-    from myst_nb.core.read import create_nb_reader
-
-    path = Path(env.doc2path(docname))
-    nb_config = env.mystnb_config
-    try:
-        content = path.read_text(encoding="utf-8-sig")
-    except OSError:
-        return None
-    reader = create_nb_reader(str(path), env.myst_config, nb_config, content)
-    if reader is None:
-        return None
-    notebook = reader.read(content)
-    # As myst_nb.sphinx_.Parser.parse does before it creates the execution client.
-    kernel = notebook.metadata.get("kernelspec", {}).get("name")
-    if kernel is not None:
-        import re
-
-        for pattern, alias in nb_config.kernel_rgx_aliases.items():
-            if re.fullmatch(pattern, kernel):
-                notebook.metadata["kernelspec"]["name"] = alias
-                break
-    if nb_config.metadata_key in notebook.metadata:
-        overrides = nb_node_to_dict(notebook.metadata[nb_config.metadata_key])
-        overrides.pop("output_folder", None)
-        try:
-            nb_config = nb_config.copy(**overrides)
-        except Exception:  # noqa: BLE001 - myst-nb warns about it while reading
-            return None
-    if nb_config.execution_mode != "cache":
-        return None
-    posix = PurePosixPath(path.as_posix())
-    if any(posix.match(pattern) for pattern in nb_config.execution_excludepatterns):
-        return None
-    return notebook, nb_config, path
 
 
 def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
@@ -624,10 +270,10 @@ def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
     if build is None:
         return
     notebooks: set[str] = getattr(env, "ffnbook_notebooks", set())
-    checker = Checker(build.requirements)
+    checker = Checker(build.requirements, build.threads)
     runs, reasons, codes, configs = [], {}, {}, {}
     for docname in docnames:
-        found = _notebook_of(env, docname)
+        found = notebook_of(env, docname)
         if found is None:
             notebooks.discard(docname)
             continue
@@ -657,7 +303,7 @@ def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
         reported = configs[run.key].execution_raise_on_error
         build.finished(run.key, codes[run.key], outcome, reported=reported)
         if outcome.error and reported:
-            print(f"{env.doc2path(run.key)}: {_failure_message(outcome, configs[run.key])}",
+            print(f"{env.doc2path(run.key)}: {failure_message(outcome, configs[run.key])}",
                   file=sys.stderr, flush=True)
         elif outcome.error:
             logger.info("ffnbook: %s failed after %.2f s", run.key, outcome.seconds)
@@ -748,14 +394,14 @@ def _start_build(app: Sphinx) -> None:
     roots = sorted({str(Path(app.confdir).resolve()), str(Path(app.srcdir).resolve())})
     excluded = sorted({str(build_folder), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)})
     _BUILD = Build(store, Path(app.srcdir).resolve(), roots, excluded,
-                   Path(app.confdir).resolve() / "requirements.txt")
+                   Path(app.confdir).resolve() / "requirements.txt", kernel_threads())
 
 
 def _report_discarded(docname: str, path: Path, why: str) -> None:
     # A log line, not a Sphinx warning: the build heals (the page executes again), and a
     # warning would fail a -W build that publishes only correct pages.
     logger.info("ffnbook: discarded the execution record of %s (%s): %s; the page executes again",
-                docname, _shown(str(path)), why)
+                docname, shown_path(str(path)), why)
 
 
 def _outdated(app: Sphinx, env, added, changed, removed) -> list[str]:
@@ -772,7 +418,7 @@ def _outdated(app: Sphinx, env, added, changed, removed) -> list[str]:
     for docname in removed:
         notebooks.discard(docname)
         build.store.remove(docname)
-    checker = Checker(build.requirements)
+    checker = Checker(build.requirements, build.threads)
     shown = _shown_records(env)
     again = []
     for docname in sorted(notebooks - set(added) - set(changed)):
@@ -812,7 +458,7 @@ def setup(app: Sphinx) -> dict:
     # How pages execute, not what they show: changing these re-reads nothing.
     app.add_config_value("ffnbook_execution_jobs", 0, "", types=[int])
     app.add_config_value("ffnbook_kernel_preload", [], "", types=[list, tuple])
-    _serve_cache_mode_from_records()
+    serve_cache_mode_from_records()
     app.connect("config-inited", _configure)
     app.connect("config-inited", _quiet_kernels)
     # After myst-nb's own builder-inited handler (priority 500) has made its configuration.

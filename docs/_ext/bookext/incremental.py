@@ -47,7 +47,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.index_entries import split_index_msg
 
-from bookext.execution import write_atomically
+from bookext.records import write_atomically
 
 logger = logging.getLogger(__name__)
 

@@ -50,6 +50,23 @@ PER_KERNEL_ENV = ("JPY_", "PYDEVD_", "COLUMNS", "LINES")
 THIS_FOLDER = os.path.dirname(os.path.abspath(__file__))
 #: The Matplotlib backend ipykernel selects; Matplotlib reads it once, at import.
 DEFAULT_BACKEND = "module://matplotlib_inline.backend_inline"
+#: The thread pools a kernel's NumPy and torch size from the environment when they load:
+#: OpenMP (torch's intra-op pool, OpenMP builds of BLAS), OpenBLAS and MKL.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def kernel_threads() -> dict[str, str]:
+    """The thread settings of every page's kernel: one thread each, unless the builder set them.
+
+    One thread, because (1) each library otherwise starts a thread per CPU in every one of
+    the ``-j`` kernels running at once, and the spinning threads slow one another by orders
+    of magnitude on a loaded machine (``np.linalg.pinv`` of a 1024 x 128 matrix on 2 busy
+    CPUs: 10.5 s with a thread per CPU, 0.09 s with one); (2) a sum split over threads
+    rounds differently, so the last digits a page shows (its rounding-gap demonstrations)
+    would depend on the CPUs of the machine that built it. The settings are part of each
+    page's execution record: a page computed with other settings executes again.
+    """
+    return {name: os.environ.get(name) or "1" for name in THREAD_VARIABLES}
 
 
 # --- the probe: what a page used ------------------------------------------------------------

@@ -8,6 +8,9 @@ child forked from it, through jupyter_client's kernel provisioner API
 (:class:`ForkProvisioner`). Each page still gets its own process, session, working
 directory, environment and empty namespace; the template never imports project code.
 
+Every kernel, forked or not, gets the thread settings of
+:func:`bookext.kernel_template.kernel_threads` in its environment (one BLAS/OpenMP thread).
+
 When a kernel cannot be forked (no template, another Python, a different environment,
 no ``os.pidfd_open``) it is started the ordinary way, through ``kernel_template.py kernel``
 so that the probe is installed either way.
@@ -52,17 +55,18 @@ TEMPLATE = Path(__file__).with_name("kernel_template.py")
 TEMPLATE_STARTUP_SECONDS = 120
 FORKING = hasattr(os, "pidfd_open") and hasattr(socket, "recv_fds")
 
-
 class KernelPool:
     """One template process that has imported ``modules`` and forks a kernel per request."""
 
-    def __init__(self, modules: list[str]) -> None:
+    def __init__(self, modules: list[str], env: dict[str, str] | None = None) -> None:
         self.folder = tempfile.mkdtemp(prefix=f"{KERNELS_FOLDER}{os.getpid()}-")
         self.address = os.path.join(self.folder, "template")
         self.unavailable: str | None = None
+        # ``env`` is added to every kernel's environment (ForkProvisioner): the template
+        # imports its modules with it too, and forks only kernels whose environment is its own.
         self.process = subprocess.Popen(
             [sys.executable, str(TEMPLATE), "serve", self.address, str(os.getpid()), ",".join(modules)],
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})},
         )
         self.started = time.monotonic()
 
@@ -161,7 +165,12 @@ class ForkProvisioner(LocalProvisioner):
     """Launches an IPython kernel by forking the template; any other way, as LocalProvisioner does."""
 
     pool: KernelPool | None = None
+    extra_env: dict[str, str] = {}
     forked = False
+
+    def _finalize_env(self, env: dict[str, str]) -> None:
+        super()._finalize_env(env)
+        env.update(self.extra_env)
 
     async def launch_kernel(self, cmd: list[str], **kwargs):
         forked = None
@@ -236,9 +245,9 @@ async def _first(channel, deadline: float, wanted, patience: float = 1.0):
     return None
 
 
-def manager_class(pool: KernelPool | None) -> type[AsyncKernelManager]:
-    """An AsyncKernelManager whose kernels come from ``pool`` (or start the ordinary way)."""
-    provisioner_class = type("BoundForkProvisioner", (ForkProvisioner,), {"pool": pool})
+def manager_class(pool: KernelPool | None, env: dict[str, str] | None = None) -> type[AsyncKernelManager]:
+    """An AsyncKernelManager whose kernels come from ``pool`` (or start the ordinary way), ``env`` added."""
+    provisioner_class = type("BoundForkProvisioner", (ForkProvisioner,), {"pool": pool, "extra_env": dict(env or {})})
 
     class Manager(AsyncKernelManager):
         client_factory = Type(PromptlyReadyClient, klass=AsyncKernelClient)
@@ -329,15 +338,17 @@ async def _execute(run: Run, places: tuple, manager: type, limit: asyncio.Semaph
 
 
 def execute_notebooks(runs: list[Run], *, jobs: int, roots: list[str], excluded: list[str],
-                      preload: list[str] | None, report=None, note=None) -> dict[str, Outcome]:
+                      preload: list[str] | None, env: dict[str, str] | None = None,
+                      report=None, note=None) -> dict[str, Outcome]:
     """Execute ``runs``, ``jobs`` at a time, longest expected first; ``report(run, outcome)`` as each ends.
 
     With ``preload`` (module names) kernels are forked from a template that imported them;
-    ``note(reason)`` is called if kernels had to start from scratch instead.
+    ``note(reason)`` is called if kernels had to start from scratch instead. ``env`` is
+    added to every kernel's environment (the thread settings).
     Each outcome's ``used`` lists the files inside ``roots``, not inside ``excluded``.
     """
-    pool = KernelPool(preload) if preload and FORKING and runs else None
-    manager = manager_class(pool)
+    pool = KernelPool(preload, env) if preload and FORKING and runs else None
+    manager = manager_class(pool, env)
 
     async def main() -> dict[str, Outcome]:
         limit = asyncio.Semaphore(max(1, jobs))
