@@ -5,6 +5,7 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 ``ffnbook`` package: a reader's notebook never imports it.
 
 * :mod:`bookext.mathml` -- LaTeX rendered to MathML at build time (no script, no CDN).
+* :mod:`bookext.mathfont` -- the site's own math font, cut to what the book uses.
 * :mod:`bookext.glossary` -- the glossary page, from ``docs/glossary.yml``.
 * :mod:`bookext.readertools` -- term tooltips by expertise level, self-checks, reading tools.
 * :mod:`bookext.downloads` -- the notebook a page's download menu offers.
@@ -32,6 +33,7 @@ from sphinx.application import Sphinx
 
 PARTS = (
     "bookext.mathml",
+    "bookext.mathfont",
     "bookext.glossary",
     "bookext.readertools",
     "bookext.execution",
