@@ -14,6 +14,7 @@ import numpy as np
 
 from ._checks import as_float_array, require_positive_int
 from .activations import LABELS, get_activation
+from .display import readable
 from .feedforward import check_input, ffn, ffn_params_of
 from .plotting import PALETTE, BookFigure, new_figure, styled
 
@@ -107,6 +108,7 @@ def hidden_layer(x, params, activation: str = "relu") -> HiddenLayer:
     return HiddenLayer(pre, act(pre))
 
 
+@readable
 class ActiveFraction(NamedTuple):
     """How many hidden units pass a nonzero value on, as a fraction of ``d_ff``."""
 

@@ -37,6 +37,7 @@ from ._checks import (as_float_array, describe, float_dtype, require_bool, requi
                       require_nonnegative_int, require_positive_int, require_positive_number, require_same_length,
                       require_seed, require_sequence, require_tensor_size)
 from .activations import get_activation
+from .display import readable
 from .feedforward import check_input, ffn, ffn_params_of, init_ffn_params
 from .parameters import ffn_param_count
 from .plotting import PALETTE, BookFigure, new_figure, styled
@@ -479,6 +480,7 @@ def switch_balance_loss(logits, alpha: float = 1.0) -> float:
     return float(alpha * n_experts * np.sum(f * P))
 
 
+@readable
 class DropChange(NamedTuple):
     """How a capacity limit lets one token's edit change other tokens' fate."""
 
@@ -691,6 +693,7 @@ def expert_choice_layer(x, params: MoEParams, capacity: int, activation: str = "
     return out, choice
 
 
+@readable
 class BatchDependence(NamedTuple):
     """How replacing one token changed the other tokens' experts, under two routing schemes."""
 

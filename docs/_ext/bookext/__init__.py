@@ -23,6 +23,8 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.copycode` -- a Copy button on every code cell.
 * :mod:`bookext.navigation` -- the sidebar toggles' keyboard focus; section links close the drawer.
 * :mod:`bookext.buildspeed` -- fewer forks and collections in a small rebuild.
+* :mod:`bookext.numbers` -- glued numbers in the book's format (no "0.00e+00").
+* :mod:`bookext.listings` -- listings of ffnbook's code without API markup, methods in their class.
 
 The theme's templates the book overrides are in ``docs/_templates/``.
 """
@@ -50,6 +52,8 @@ PARTS = (
     "bookext.copycode",
     "bookext.navigation",
     "bookext.buildspeed",
+    "bookext.numbers",
+    "bookext.listings",
 )
 
 
