@@ -130,9 +130,17 @@ def test_a_self_check_lists_options_and_folds_the_reasons():
             "  - text: One.\n    why: Because.\n"
             "  - text: Two {gls}`FFN`.\n    correct: true\n    why: Right one.\n```")
     [markdown] = convert(text)
-    assert markdown.startswith("**Self-check.** Which is $x$?\n\n- (a) One.\n- (b) Two [FFN](glossary#FFN).")
-    assert "<summary>Answer</summary>" in markdown and "**(b)** is right." in markdown
-    assert "- (a) **Not quite.** Because." in markdown
+    # In the page's order (bookext.quiz_order), so a letter names the same option in both.
+    from bookext.quiz_order import option_order
+
+    shown = ["One.", "Two [FFN](glossary#FFN)."]
+    why = ["**Not quite.** Because.", "**Right.** Right one."]
+    order = option_order("Which is $x$?", ["One.", "Two {gls}`FFN`."])
+    options = "\n".join(f"- ({letter}) {shown[i]}" for letter, i in zip("ab", order))
+    assert markdown.startswith(f"**Self-check.** Which is $x$?\n\n{options}")
+    right = "ab"[order.index(1)]
+    assert "<summary>Answer</summary>" in markdown and f"**({right})** is right." in markdown
+    assert f"- ({'ab'[order.index(0)]}) {why[0]}" in markdown
 
 
 def test_a_glued_figure_splits_the_cell_around_its_code():
