@@ -36,6 +36,11 @@ def format_number(value, spec: str) -> str:
     >>> format_number(12345.0, ".2e"), format_number(3.14e23, ".2e"), format_number(1234, ",d")
     ('12,300', '3.14e+23', '1,234')
     """
+    require_instance(spec, "spec", str, "a format spec (str) such as '.2e'")
+    try:
+        format(value, spec)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"spec {spec!r} cannot format {describe(value)}: {error}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return format(value, spec)
     if value == 0 and (spec == "" or spec[-1] in "eEgG"):
@@ -80,6 +85,9 @@ def readable(cls):
     >>> print(pretty(Change(1.1182646742075208, 0.0)))  # one line when it fits
     Change(changed_position=1.11826, other_positions=0.0)
     """
+    if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")):
+        raise TypeError(f"cls must be a NamedTuple class, got {describe(cls)}")
+
     def _repr_pretty_(self, p, cycle) -> None:
         name = type(self).__name__
         if cycle:
