@@ -25,6 +25,7 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.buildspeed` -- fewer forks and collections in a small rebuild.
 * :mod:`bookext.numbers` -- glued numbers in the book's format (no "0.00e+00").
 * :mod:`bookext.listings` -- listings of ffnbook's code without API markup, methods in their class.
+* :mod:`bookext.figurelinks` -- a tap or click on a figure opens its SVG full size.
 
 The theme's templates the book overrides are in ``docs/_templates/``.
 """
@@ -54,6 +55,7 @@ PARTS = (
     "bookext.buildspeed",
     "bookext.numbers",
     "bookext.listings",
+    "bookext.figurelinks",
 )
 
 
