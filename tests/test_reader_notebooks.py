@@ -10,8 +10,10 @@ import json
 import re
 
 import pytest
+
 from bookext.myst_markdown import CodeCell, Converter, Resolver, md_escape
 from bookext.reader_notebooks import TorchUse, names, strip_glue
+from ffnbook.display import format_number
 from sitecheck import DOCS, glued, soup_of
 
 # MyST left in Markdown: a role, a directive fence, a target line, a block break.
@@ -249,7 +251,9 @@ def test_glued_numbers_in_the_text_are_the_sites(site):
         on_site = {s.get_text() for s in soup_of(site, page).find_all("span", class_="pasted-text")}
         for key, fmt in glue_roles(page):
             value = glued(site, page, key)
-            shown = format(value, fmt) if fmt else str(value)
+            # In the book's number format (ffnbook.display.format_number, tested in test_display.py).
+            shown = format_number(value, fmt) if fmt else format_number(value, "") if isinstance(value, float) \
+                else str(value)
             assert shown in on_site, f"{page}: {key} shows {shown!r} nowhere on the site"
             assert md_escape(shown) in text, f"{page}: {key} = {shown!r} is not in the notebook"
             checked += 1
