@@ -39,7 +39,7 @@ from .activations import get_activation
 from .attention import AttentionParams, check_attention_params, self_attention
 from .display import readable
 from .feedforward import FFNParams, check_input, ffn, ffn_params_of
-from .plotting import PALETTE, BookFigure, new_figure, styled
+from .plotting import ATTENTION_COLOUR, FFN_COLOUR, PALETTE, BookFigure, new_figure, styled
 
 Layer = Callable[[np.ndarray], np.ndarray]
 
@@ -511,7 +511,7 @@ def influence_figure(influences: dict[str, np.ndarray]) -> BookFigure:
 
 
 #: Fill colours of the diagram's boxes, by kind of step.
-_DIAGRAM_COLOURS = {"attention": PALETTE[0], "ffn": PALETTE[1], "norm": PALETTE[2]}
+_DIAGRAM_COLOURS = {"attention": ATTENTION_COLOUR, "ffn": FFN_COLOUR, "norm": PALETTE[2]}
 #: Label colour per box, chosen for at least 4.5:1 contrast with its fill.
 _DIAGRAM_TEXT = {"attention": "white", "ffn": "#111111", "norm": "#111111"}
 

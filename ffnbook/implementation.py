@@ -33,7 +33,7 @@ from ._checks import (as_float_array, describe, lookup, require_choice, require_
                       require_tensor_size)
 from .display import readable
 from .feedforward import FFNParams, check_input, ffn, ffn_params_of, init_ffn_params
-from .plotting import PALETTE, BookFigure, new_figure, styled
+from .plotting import OTHER_COLOURS, PALETTE, BookFigure, new_figure, styled
 from .position_independence import batch_vs_rows_max_diff, ffn_layer, random_tokens
 from .torch_ffn import linear_weights, load_linear, torch_dtype
 
@@ -437,7 +437,7 @@ def init_scale_figure(scales: dict) -> BookFigure:
     fig = new_figure(7.0, 0.6 * len(names) + 1.4)
     ax = fig.subplots()
     ypos = np.arange(len(names))[::-1]
-    ax.barh(ypos, [scales[n] for n in names], color=[PALETTE[i % len(PALETTE)] for i in range(len(names))])
+    ax.barh(ypos, [scales[n] for n in names], color=[OTHER_COLOURS[i % len(OTHER_COLOURS)] for i in range(len(names))])
     ax.axvline(1.0, color=PALETTE[6], linestyle="--", linewidth=1.2, label="input std = 1")
     ax.set_yticks(ypos, [INIT_LABELS.get(n, n) for n in names])
     for y, n in zip(ypos, names):
