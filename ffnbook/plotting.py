@@ -30,14 +30,15 @@ from matplotlib.figure import Figure
 
 #: Colour-blind-safe palette (Okabe & Ito), dark enough for text contrast on white.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
-#: What orange and blue mean in every figure of the book: the FFN and attention, nothing else.
+#: The FFN's colour in every figure (orange means nothing else).
 FFN_COLOUR = PALETTE[1]
+#: Attention's colour in every figure (blue means nothing else).
 ATTENTION_COLOUR = PALETTE[0]
-#: Every other distinction (activations, methods, before/after, models): another colour
-#: family, so orange and blue keep their one meaning. Green, reddish purple, black, grey;
+#: Colours for every other distinction, such as activations, methods, models, or before and
+#: after, from another family than orange and blue (green, reddish purple, black and grey);
 #: where more lines are needed, line styles and markers tell them apart.
 OTHER_COLOURS = (PALETTE[2], PALETTE[3], PALETTE[6], "#808080")
-#: Hatching means one thing: a gated FFN (three matrices).
+#: The one hatching pattern, which marks a gated FFN (three matrices).
 GATED_HATCH = "//"
 
 _RC = {
