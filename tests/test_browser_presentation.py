@@ -117,8 +117,8 @@ def test_tables_put_words_left_and_numbers_right_and_fit_the_phone(open_page, de
     assert words and set(words) == {"left"}
     assert numbers and set(numbers) == {"right"}
     # A model's name wraps onto three lines at most (not four).
-    lines = table.evaluate("""t => { const c = t.rows[1].cells[0]; const s = getComputedStyle(c);
-        return Math.round(c.getBoundingClientRect().height / parseFloat(s.lineHeight || 24)); }""")
+    lines = table.evaluate("""t => { const c = t.rows[1].cells[0], p = c.querySelector('p') || c;
+        return Math.round(p.getBoundingClientRect().height / parseFloat(getComputedStyle(p).lineHeight)); }""")
     assert lines <= 3
 
 

@@ -37,8 +37,7 @@
       // The key below the plot names each line by a sample of it, so no label covers data.
       const key = [];
       if (c.score == null) {
-        const [note, h] = block(x0, 110, s.model + ": attention not computed (head size not confirmed)", x1 - x0);
-        g = note;
+        g = block(x0, 110, s.model + ": attention not computed (head size not confirmed)", x1 - x0)[0];
       } else {
         const sc = (n) => c.score * (c.window == null ? n : Math.min(n, c.window));
         const lo = Math.min(c.ffn, sc(nlo)) / 2, hi = Math.max(c.ffn, sc(nhi)) * 2;
@@ -47,7 +46,6 @@
           g += line(x0, Y(10 ** e), x1, Y(10 ** e), `stroke="#e3e3e3"`);
           labels += L.put("1e" + e, [[x0 - 5, +Y(10 ** e) + 4, "end"]], 'font-size="11"', 11);
         }
-        // Powers of two on the n axis, every second or fourth one as the width allows.
         const every = (x1 - x0) / 8 >= 34 ? 2 : 4;
         for (let k = 4; k <= 20; k += every) {
           g += line(X(2 ** k), y1, X(2 ** k), y1 + 5, `stroke="${INK}"`);
@@ -58,7 +56,6 @@
         const ffnStyle = `stroke="${P[1]}" stroke-width="3"`, scoreStyle = `stroke="${P[0]}" stroke-width="3" stroke-dasharray="8 3"`;
         g += line(x0, Y(c.ffn), x1, Y(c.ffn), ffnStyle) + `<polyline points="${pts}" fill="none" ${scoreStyle}/>`;
         key.push(["FFN", ffnStyle], ["attention scores", scoreStyle]);
-        // Vertical marks: the trained context, the window, the crossover.
         if (c.ctx != null) key.push(["trained context " + fmt.int(c.ctx), `stroke="#666666" stroke-width="1.5" stroke-dasharray="6 3"`, c.ctx]);
         if (c.window != null) key.push(["window " + fmt.int(c.window), `stroke="${P[2]}" stroke-width="1.5" stroke-dasharray="8 3 2 3"`, c.window]);
         if (c.cross >= nlo && c.cross <= nhi) key.push(["crossover n* " + fmt.int(c.cross) + (r.crossover_reached ? "" : " (never reached)"), `stroke="${INK}" stroke-width="1.5" stroke-dasharray="2 3"`, c.cross]);
@@ -68,7 +65,6 @@
         const xn = X(s.n_ctx), yf = Y(c.ffn), ys = Y(r.scores);
         g += line(xn, yf, xn, ys, `stroke="${INK}" stroke-width="2"`) + `<circle cx="${xn}" cy="${ys}" r="5" fill="${P[0]}"/><circle cx="${xn}" cy="${yf}" r="5" fill="${P[1]}"/>`;
       }
-      // The key, wrapped to the width: a short sample of each line, then its name.
       let kx = x0;
       y += 14;
       for (const [name, style] of key) {
