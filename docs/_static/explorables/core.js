@@ -9,7 +9,6 @@
 (function () {
   "use strict";
 
-  // ---- formulas ------------------------------------------------------------------------
   const F = {};
   // ffnbook.parameters.ffn_param_count and model_parameters.gated_ffn_param_count
   F.ffnParams = (d, ff, bias, gated) =>
@@ -73,7 +72,6 @@
   };
 
   // explorables.parameter_state
-  // ---- formatting and small builders -------------------------------------------------------
   const nf = new Intl.NumberFormat("en-US");
   const fmt = {
     int: (v) => (v == null ? "not computed" : nf.format(Math.round(v))),
@@ -172,11 +170,8 @@
     return ui;
   }
 
-  // ---- SVG pieces ---------------------------------------------------------------------------
   const INK = "#111111", GRID = "#bbbbbb";
   const text = (x, y, t, a) => `<text x="${x}" y="${y}"${a ? " " + a : ""}>${esc(t)}</text>`;
-  // A label beside x, on whichever side has room.
-  const label = (x, y, t, W) => (+x > W * 0.6 ? text(+x - 5, y, t, 'text-anchor="end"') : text(+x + 5, y, t));
   const line = (x1, y1, x2, y2, a) => `<line x1="${x1}" y1="${y1}" x2="${x2}" y2="${y2}" ${a}/>`;
   // The width a text takes at a font size (explorables.css sets 13 px sans-serif), a little
   // generously: labels are placed from it before the browser has drawn them.
@@ -220,12 +215,10 @@
     };
   }
 
-  // ---- value lists for the sliders --------------------------------------------------------------
   function range(lo, hi, step) { const a = []; for (let v = lo; v <= hi; v += step) a.push(v); return a; }
   function withValue(values, v) { return Array.from(new Set(values.concat([v]))).sort((a, b) => a - b); }
   function ladder(steps) { let a = []; for (const [lo, hi, step] of steps) a = a.concat(range(lo, hi, step)); return Array.from(new Set(a)); }
 
-  // ---- wiring -------------------------------------------------------------------------------
   const K = {};
   function start(box) {
     const data = JSON.parse(box.querySelector(".ffn-x-data").textContent), ui = makeUI(box);
@@ -254,6 +247,6 @@
     K[kind] = setup;
     for (const [box, k] of boxes) if (k === kind) start(box);
   }
-  window.ffnExplorables = { formulas: F, register, fmt, nf, text, line, label, h, control, range, withValue, ladder,
+  window.ffnExplorables = { formulas: F, register, fmt, nf, text, line, h, control, range, withValue, ladder,
     INK, GRID, textWidth, wrap, block, placer };
 })();

@@ -47,7 +47,6 @@
       const top = Math.max(8, Math.ceil(r.d_ff_over_d_model));
       const X = (v) => (x0 + (x1 - x0) * Math.min(v, top) / top).toFixed(1);
       const rows = { false: 68, true: 92 };  // the marks of classic and gated models
-      // Below the axis: its caption, then the block's bar and its key, each as tall as it wraps.
       const [capSvg, capH] = block(x0, axis + 38, "d_ff / d_model of this FFN and of the sheet's dense models", x1 - x0);
       const by = axis + 40 + capH, keyY = by + 36, second = W < 420 ? [x0, keyY + 20] : [x0 + 150, keyY];
       const H = second[1] + 28, L = placer(W, H);
@@ -82,14 +81,12 @@
         const x = +X(v), y = placed[gated].find((o) => Math.abs(o[0] - x) < 0.01)[1];
         labels += L.put("\u00d7" + n, [[x + 10, y + 4], [x - 10, y + 4, "end"], [x, y - 11, "middle"], [x, y + 20, "middle"]], 'font-size="11"', 11);
       }
-      // The book's two reference ratios.
       for (const [v, name] of [[4, "4"], [8 / 3, "8/3"]]) {
         g += line(X(v), 22, X(v), axis, `stroke="${GRID}" stroke-dasharray="4 4"`);
         labels += L.put(name, [[X(v), 14, "middle"], [+X(v) + 3, 14], [+X(v) - 3, 14, "end"], [X(v), 30, "middle"]]);
       }
       g += line(xr, 36, xr, axis, `stroke="${INK}" stroke-width="3"`);
       g += capSvg;
-      // One block: FFN against attention, with a key that names both colours.
       const bw = x1 - x0, fw = bw * r.ffn_share;
       g += `<rect x="${x0}" y="${by}" width="${fw.toFixed(1)}" height="18" fill="${P[1]}"/><rect x="${(x0 + fw).toFixed(1)}" y="${by}" width="${(bw - fw).toFixed(1)}" height="18" fill="${P[0]}"/>`;
       g += `<rect x="${x0}" y="${keyY - 11}" width="12" height="12" fill="${P[1]}"/>` + text(x0 + 17, keyY, "FFN " + fmt.pct(r.ffn_share));
