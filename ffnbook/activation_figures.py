@@ -14,7 +14,7 @@ import numpy as np
 from ._checks import input_grid, require_names
 from .activations import ACTIVATIONS, LABELS, get_activation
 from .derivatives import get_derivative
-from .plotting import PALETTE, BookFigure, new_figure, styled
+from .plotting import OTHER_COLOURS, BookFigure, new_figure, styled
 from .tanh_approximation import tanh_approximation_error, tanh_error_shape, tanh_minus_exact
 
 _DEFAULT_NAMES = ("relu", "gelu", "silu")
@@ -33,7 +33,7 @@ def _draw_curves(names, lo, hi, which: str, ylabel: str, description: str) -> Bo
     styles = ("-", "--", "-.", ":")
     for i, name in enumerate(names):
         f = get_activation(name) if which == "value" else get_derivative(name)
-        ax.plot(x, f(x), color=PALETTE[i % len(PALETTE)], linestyle=styles[i % len(styles)],
+        ax.plot(x, f(x), color=OTHER_COLOURS[i % len(OTHER_COLOURS)], linestyle=styles[i % len(styles)],
                 linewidth=2, label=LABELS[name])
     ax.axhline(0, color="#444444", linewidth=0.8)
     ax.axvline(0, color="#444444", linewidth=0.8)
@@ -92,12 +92,12 @@ def tanh_error_curve(lo: float = -6.0, hi: float = 6.0, n: int = 120001) -> Book
     x = input_grid(lo, hi, n)
     fig = new_figure(7.0, 3.6)
     ax = fig.add_subplot()
-    ax.plot(x, tanh_minus_exact(x), color=PALETTE[0], linewidth=2)
+    ax.plot(x, tanh_minus_exact(x), color=OTHER_COLOURS[2], linewidth=2)
     ax.axhline(0, color="#444444", linewidth=0.8)
     for sign in (-1, 1):
         xs = sign * err.at_x
         ys = float(tanh_minus_exact(np.array([xs]))[0])
-        ax.plot([xs], [ys], "o", color=PALETTE[1], markersize=7)
+        ax.plot([xs], [ys], "o", color=OTHER_COLOURS[1], markersize=7)
     ax.annotate(
         f"largest |error| {err.max_abs_error:.1e}\nat x = ±{err.at_x:.2f}",
         xy=(err.at_x, float(tanh_minus_exact(np.array([err.at_x]))[0])),

@@ -14,8 +14,9 @@ import numpy as np
 
 from ._checks import as_float_array, require_positive_int
 from .activations import LABELS, get_activation
+from .display import readable
 from .feedforward import check_input, ffn, ffn_params_of
-from .plotting import PALETTE, BookFigure, new_figure, styled
+from .plotting import OTHER_COLOURS, PALETTE, BookFigure, new_figure, styled
 
 
 def _check_ffn_params(params):
@@ -107,6 +108,7 @@ def hidden_layer(x, params, activation: str = "relu") -> HiddenLayer:
     return HiddenLayer(pre, act(pre))
 
 
+@readable
 class ActiveFraction(NamedTuple):
     """How many hidden units pass a nonzero value on, as a fraction of ``d_ff``."""
 
@@ -162,8 +164,8 @@ def hidden_layer_figure(x, params, activation: str = "relu", bins: int = 60) -> 
     fig = new_figure(10.0, 3.8)
     left, right = fig.subplots(1, 2, width_ratios=[1.3, 1.0])
     edges = np.linspace(min(pre.min(), post.min()), max(pre.max(), post.max()), bins + 1)
-    left.hist(pre, bins=edges, color=PALETTE[0], alpha=0.55, label="before activation")
-    left.hist(post, bins=edges, color=PALETTE[1], histtype="step", linewidth=1.8,
+    left.hist(pre, bins=edges, color=OTHER_COLOURS[0], alpha=0.55, label="before activation")
+    left.hist(post, bins=edges, color=OTHER_COLOURS[1], histtype="step", linewidth=1.8,
               label=f"after {activation}")
     left.set_yscale("log")
     left.set_xlabel("hidden value (dimensionless)")

@@ -37,8 +37,9 @@ import numpy as np
 from ._checks import as_float_array, describe, require_choice, require_finite, require_positive_number, require_seed
 from .activations import get_activation
 from .attention import AttentionParams, check_attention_params, self_attention
+from .display import readable
 from .feedforward import FFNParams, check_input, ffn, ffn_params_of
-from .plotting import PALETTE, BookFigure, new_figure, styled
+from .plotting import ATTENTION_COLOUR, FFN_COLOUR, PALETTE, BookFigure, new_figure, styled
 
 Layer = Callable[[np.ndarray], np.ndarray]
 
@@ -317,6 +318,7 @@ def sublayer_parameters(d_model: int, d_ff: int, n_heads: int) -> SublayerParame
     return SublayerParameters(ffn_count, attention, ffn_count / attention, ffn_count / (ffn_count + attention))
 
 
+@readable
 class NormComparison(NamedTuple):
     """Pre-norm and post-norm blocks with the same weights on the same input."""
 
@@ -410,6 +412,7 @@ def influence_matrix(layer: Layer, x, *, step: float = 1e-3, seed: int = 0) -> n
     return influence
 
 
+@readable
 class InfluenceSummary(NamedTuple):
     """The diagonal and off-diagonal parts of an influence matrix."""
 
@@ -508,7 +511,7 @@ def influence_figure(influences: dict[str, np.ndarray]) -> BookFigure:
 
 
 #: Fill colours of the diagram's boxes, by kind of step.
-_DIAGRAM_COLOURS = {"attention": PALETTE[0], "ffn": PALETTE[1], "norm": PALETTE[2]}
+_DIAGRAM_COLOURS = {"attention": ATTENTION_COLOUR, "ffn": FFN_COLOUR, "norm": PALETTE[2]}
 #: Label colour per box, chosen for at least 4.5:1 contrast with its fill.
 _DIAGRAM_TEXT = {"attention": "white", "ffn": "#111111", "norm": "#111111"}
 

@@ -34,7 +34,7 @@ from ._checks import (describe, require_bool, require_choice, require_positive_i
                       require_seed, require_sequence, require_tensor_size)
 from .models import ModelConfig, check_model, load_models
 from .parameters import ffn_param_count, gated_ffn_param_count
-from .plotting import PALETTE, BookFigure, new_figure, styled
+from .plotting import ATTENTION_COLOUR, FFN_COLOUR, PALETTE, BookFigure, new_figure, styled
 
 
 def _positive_number(value, name: str) -> float:
@@ -637,13 +637,13 @@ def timing_figure(timing: TimingResult) -> BookFigure:
     ax = fig.add_subplot()
     ffn_pred, attn_pred = flop_model_seconds(timing)
     ms = 1e3
-    ax.loglog(timing.seq_lens, [s * ms for s in timing.ffn_seconds], "o-", color=PALETTE[0],
+    ax.loglog(timing.seq_lens, [s * ms for s in timing.ffn_seconds], "o-", color=FFN_COLOUR,
               label="FFN, measured")
-    ax.loglog(timing.seq_lens, [s * ms for s in timing.attention_seconds], "s-", color=PALETTE[1],
+    ax.loglog(timing.seq_lens, [s * ms for s in timing.attention_seconds], "s-", color=ATTENTION_COLOUR,
               label="attention scores, measured")
-    ax.loglog(timing.seq_lens, [s * ms for s in ffn_pred], "--", color=PALETTE[0], alpha=0.7,
+    ax.loglog(timing.seq_lens, [s * ms for s in ffn_pred], "--", color=FFN_COLOUR, alpha=0.7,
               label="FFN, FLOP model")
-    ax.loglog(timing.seq_lens, [s * ms for s in attn_pred], "--", color=PALETTE[1], alpha=0.7,
+    ax.loglog(timing.seq_lens, [s * ms for s in attn_pred], "--", color=ATTENTION_COLOUR, alpha=0.7,
               label="attention scores, FLOP model")
     ax.axvline(timing.d_ff, color=PALETTE[6], linestyle=":", linewidth=1.2)
     ax.annotate(f"FLOP model\ncrossover n = d_ff = {timing.d_ff}", (timing.d_ff, 0.03),

@@ -344,8 +344,9 @@ def explorable_data(kind: str) -> dict:
     for every model the breakdown covers (MoE models only for ``moe``), and
     DeepSeek-V3's latent-attention sizes; for ``compute`` each model's FFN and
     projection FLOPs per token, its score FLOPs per attended position, its
-    crossover, window, pre-training context and note, computed here with
-    :mod:`ffnbook.compute`.
+    crossover, window (and whether the sheet gives it), pre-training context and
+    note, computed here with :mod:`ffnbook.compute`; with ``models`` by name,
+    ``names``: the names in the sheet's order, the order of the model menu.
     """
     require_choice(kind, "kind", KINDS)
     data: dict = {"palette": list(PALETTE), "initial": dict(INITIAL[kind])}
@@ -362,6 +363,11 @@ def explorable_data(kind: str) -> dict:
             one = compute_state(m.name, 1)  # one attended position: the score cost per position
             rows[m.name] = {"ffn": one["ffn"], "proj": one["projections"], "score": one["scores"],
                             "cross": one["crossover"], "window": one["window"], "ctx": one["context_length"],
-                            "beyond": one["beyond_context"], "note": one["note"]}
+                            "beyond": one["beyond_context"], "note": one["note"],
+                            # GPT-3's banded layers have a window its paper does not give.
+                            "window_known": m.attention_window_known}
         data["models"] = rows
+    if isinstance(data["models"], dict):
+        # The menus list the models in the sheet's order (the page's JSON sorts its keys).
+        data["names"] = list(data["models"])
     return data

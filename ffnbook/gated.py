@@ -189,7 +189,7 @@ def parameter_budget_figure(d_model: int, d_ff_classic: int):
     the horizontal line is the classic FFN's budget at ``d_ff_classic``, and it
     meets the gated line at ``2/3·d_ff_classic``.
     """
-    from .plotting import PALETTE, BookFigure, new_figure, styled
+    from .plotting import FFN_COLOUR, BookFigure, new_figure, styled
 
     d_model = require_positive_int(d_model, "d_model")
     d_ff_classic = require_positive_int(d_ff_classic, "d_ff_classic")
@@ -205,13 +205,13 @@ def parameter_budget_figure(d_model: int, d_ff_classic: int):
         # Parameters per unit of width: the slope of each line.
         classic_slope = ffn_param_count(d_model, 1, bias=False)
         gated_slope = gated_ffn_param_count(d_model, 1)
-        ax.plot(widths, classic_slope * widths / scale, color=PALETTE[0], linewidth=2,
+        ax.plot(widths, classic_slope * widths / scale, color=FFN_COLOUR, linewidth=2,
                 label="classic FFN: 2·d_model·d_ff")
-        ax.plot(widths, gated_slope * widths / scale, color=PALETTE[1], linewidth=2, linestyle="--",
+        ax.plot(widths, gated_slope * widths / scale, color=FFN_COLOUR, linewidth=2, linestyle="--",
                 label="gated FFN: 3·d_model·d_ff")
         ax.axhline(budget / scale, color="#666666", linewidth=1, linestyle=":")
-        ax.plot([d_ff_classic], [budget / scale], "o", color=PALETTE[0], markersize=8)
-        ax.plot([d_ff_gated], [budget / scale], "s", color=PALETTE[1], markersize=8)
+        ax.plot([d_ff_classic], [budget / scale], "o", color=FFN_COLOUR, markersize=8)
+        ax.plot([d_ff_gated], [budget / scale], "s", color=FFN_COLOUR, markersize=8)
         ax.annotate(f"d_ff = {d_ff_classic:,}", (d_ff_classic, budget / scale), xytext=(6, -16),
                     textcoords="offset points", color="#111111")
         ax.annotate(f"d_ff = {d_ff_gated:,.0f}", (d_ff_gated, budget / scale), xytext=(-78, 8),
@@ -238,7 +238,7 @@ def gate_histogram_figure(x, params: GatedParams, activation: str = "silu"):
     corner instead. The gate alone has the activation's one-sided shape; after
     multiplying by the linear branch the hidden values take both signs.
     """
-    from .plotting import PALETTE, BookFigure, new_figure, styled
+    from .plotting import OTHER_COLOURS, BookFigure, new_figure, styled
 
     sample = hidden_values(x, params, activation)
     if sample.gate.size == 0:
@@ -249,8 +249,8 @@ def gate_histogram_figure(x, params: GatedParams, activation: str = "silu"):
         fig = new_figure(7.0, 3.6)
         axes = fig.subplots(1, 2, sharey=True)
         name = VARIANT_NAMES[activation]
-        panels = ((sample.gate, f"gate act(xW), act = {activation}", PALETTE[0]),
-                  (sample.product, f"{name} hidden: act(xW) ⊙ xV", PALETTE[1]))
+        panels = ((sample.gate, f"gate act(xW), act = {activation}", OTHER_COLOURS[0]),
+                  (sample.product, f"{name} hidden: act(xW) ⊙ xV", OTHER_COLOURS[1]))
         lo = float(min(sample.gate.min(), sample.product.min()))
         hi = float(max(sample.gate.max(), sample.product.max()))
         bins = np.linspace(lo, hi, 61)

@@ -31,8 +31,9 @@ from torch import nn
 from ._checks import (as_float_array, describe, lookup, require_choice, require_finite, require_names, require_number,
                       require_positions, require_positive_int, require_positive_number, require_seed,
                       require_tensor_size)
+from .display import readable
 from .feedforward import FFNParams, check_input, ffn, ffn_params_of, init_ffn_params
-from .plotting import PALETTE, BookFigure, new_figure, styled
+from .plotting import OTHER_COLOURS, PALETTE, BookFigure, new_figure, styled
 from .position_independence import batch_vs_rows_max_diff, ffn_layer, random_tokens
 from .torch_ffn import linear_weights, load_linear, torch_dtype
 
@@ -155,6 +156,7 @@ def linear_init_source() -> str:
     return textwrap.dedent(inspect.getsource(nn.Linear.reset_parameters))
 
 
+@readable
 class PrecisionComparison(NamedTuple):
     """Whole-sequence versus one-position-at-a-time differences in two precisions."""
 
@@ -282,6 +284,7 @@ def stored_as(value: float, dtypes: Sequence[str] = DTYPES) -> dict:
     return {name: float(torch.tensor(value, dtype=getattr(torch, name)).double()) for name in dtypes}
 
 
+@readable
 class DropoutDemo(NamedTuple):
     """How the encoder layer's FFN path behaves with dropout in train and eval mode."""
 
@@ -434,7 +437,7 @@ def init_scale_figure(scales: dict) -> BookFigure:
     fig = new_figure(7.0, 0.6 * len(names) + 1.4)
     ax = fig.subplots()
     ypos = np.arange(len(names))[::-1]
-    ax.barh(ypos, [scales[n] for n in names], color=[PALETTE[i % len(PALETTE)] for i in range(len(names))])
+    ax.barh(ypos, [scales[n] for n in names], color=[OTHER_COLOURS[i % len(OTHER_COLOURS)] for i in range(len(names))])
     ax.axvline(1.0, color=PALETTE[6], linestyle="--", linewidth=1.2, label="input std = 1")
     ax.set_yticks(ypos, [INIT_LABELS.get(n, n) for n in names])
     for y, n in zip(ypos, names):

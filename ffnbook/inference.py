@@ -31,7 +31,7 @@ from typing import NamedTuple, Sequence
 from ._checks import require_choice, require_positive_int, require_sequence
 from .model_parameters import parameter_breakdown
 from .models import ModelConfig, check_model, get_model, resolve_model  # noqa: F401  (get_model: the doctests)
-from .plotting import PALETTE, BookFigure, new_figure, styled
+from .plotting import OTHER_COLOURS, BookFigure, new_figure, styled
 
 #: Bytes per stored number in each format (16-bit bfloat16 and float16, 32-bit float32).
 BYTES_PER_VALUE = {"bfloat16": 2, "float16": 2, "float32": 4}
@@ -317,7 +317,7 @@ def decode_share_figure(names: Sequence[str] = DECODE_MODELS, dtype: str = "bflo
     for i, model in enumerate(models):
         name = model.name
         shares = [100 * decode_bytes_per_token(model, n, dtype).ffn_share for n in contexts]
-        colour = PALETTE[i % len(PALETTE)]
+        colour = OTHER_COLOURS[i % len(OTHER_COLOURS)]
         ax.plot(contexts, shares, color=colour, label=name)
         at = decode_bytes_per_token(model, model.context_length, dtype).ffn_share
         ax.plot([model.context_length], [100 * at], markers[i % len(markers)], color=colour, markersize=7)

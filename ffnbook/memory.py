@@ -26,6 +26,7 @@ import numpy as np
 from ._checks import (as_float_array, describe, lookup, require_bundle, require_choice, require_finite, require_index,
                       require_instance, require_number, require_positive_int, require_positive_number,
                       require_seed, require_sequence, require_shape)
+from .display import readable
 from .feedforward import FFNParams, check_input, ffn, ffn_params_of
 from .plotting import PALETTE, BookFigure, new_figure, styled
 
@@ -233,6 +234,7 @@ def retrieval_accuracy(keys, values, noise: float, *, threshold: float = 0.5, se
     return float(np.mean(found == np.arange(keys.shape[0])))
 
 
+@readable
 class QueryExample(NamedTuple):
     """One noisy query of one stored key, summarised for the page."""
 

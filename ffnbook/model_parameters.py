@@ -42,12 +42,14 @@ from typing import NamedTuple
 
 from ._checks import (require_bool, require_nonnegative_int, require_number, require_positive_int,
                       require_positive_number, require_sequence)
+from .display import readable
 from .models import (LatentAttention, ModelConfig, check_model, get_model, reported_size,  # noqa: F401  (mp.reported_size on pages)
                      resolve_model)
 from .parameters import attention_param_count, ffn_param_count, gated_ffn_param_count
-from .plotting import PALETTE, BookFigure, new_figure, styled
+from .plotting import ATTENTION_COLOUR, FFN_COLOUR, PALETTE, BookFigure, new_figure, styled
 
 
+@readable
 class ParameterBreakdown(NamedTuple):
     """A model's parameters by kind (plain ints), with the FFN's shares.
 
@@ -518,8 +520,8 @@ def share_figure(names=FIGURE_MODELS) -> BookFigure:
     # The FFN comes first, so where its bar ends can be read against the
     # two-thirds line directly.
     parts = [
-        ("FFN", "ffn", PALETTE[1]),
-        ("attention", "attention", PALETTE[0]),
+        ("FFN", "ffn", FFN_COLOUR),
+        ("attention", "attention", ATTENTION_COLOUR),
         ("embeddings", "embeddings", PALETTE[4]),
         ("router, norms, other", "rest", "#999999"),
     ]

@@ -37,9 +37,10 @@ from ._checks import (as_float_array, describe, float_dtype, require_bool, requi
                       require_nonnegative_int, require_positive_int, require_positive_number, require_same_length,
                       require_seed, require_sequence, require_tensor_size)
 from .activations import get_activation
+from .display import readable
 from .feedforward import check_input, ffn, ffn_params_of, init_ffn_params
 from .parameters import ffn_param_count
-from .plotting import PALETTE, BookFigure, new_figure, styled
+from .plotting import FFN_COLOUR, OTHER_COLOURS, BookFigure, new_figure, styled
 
 
 class MoEParams(NamedTuple):
@@ -335,8 +336,8 @@ def expert_load_figure(load, top_k: int) -> BookFigure:
     balanced = sum(load) / n_experts
     fig = new_figure(6.5, 3.6)
     ax = fig.add_subplot()
-    ax.bar(range(n_experts), load, color=PALETTE[0], width=0.7, label="token-slots received")
-    ax.axhline(balanced, color=PALETTE[1], linestyle="--", label=f"balanced load ({balanced:g})")
+    ax.bar(range(n_experts), load, color=FFN_COLOUR, width=0.7, label="token-slots received")
+    ax.axhline(balanced, color=OTHER_COLOURS[2], linestyle="--", label=f"balanced load ({balanced:g})")
     ax.set_xticks(range(n_experts), [str(i) for i in range(n_experts)])
     ax.set_xlabel("expert")
     ax.set_ylabel(f"tokens routed (top-{top_k} slots)")
@@ -479,6 +480,7 @@ def switch_balance_loss(logits, alpha: float = 1.0) -> float:
     return float(alpha * n_experts * np.sum(f * P))
 
 
+@readable
 class DropChange(NamedTuple):
     """How a capacity limit lets one token's edit change other tokens' fate."""
 
@@ -594,8 +596,8 @@ def balancing_figure(load_before, load_after, capacity: int, top_k: int) -> Book
     xs = np.arange(n_experts)
     fig = new_figure(7.0, 3.8)
     ax = fig.add_subplot()
-    ax.bar(xs - 0.2, before, width=0.4, color=PALETTE[1], label="skewed router")
-    ax.bar(xs + 0.2, after, width=0.4, color=PALETTE[0], hatch="//", edgecolor="white",
+    ax.bar(xs - 0.2, before, width=0.4, color=OTHER_COLOURS[1], label="skewed router")
+    ax.bar(xs + 0.2, after, width=0.4, color=OTHER_COLOURS[0], edgecolor="white",
            label="with the selection bias")
     ax.axhline(capacity, color="#222222", linestyle="--", linewidth=1.2, label=f"capacity ({capacity})")
     ax.set_xticks(xs, [str(i) for i in xs])
@@ -691,6 +693,7 @@ def expert_choice_layer(x, params: MoEParams, capacity: int, activation: str = "
     return out, choice
 
 
+@readable
 class BatchDependence(NamedTuple):
     """How replacing one token changed the other tokens' experts, under two routing schemes."""
 

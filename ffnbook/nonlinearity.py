@@ -16,9 +16,11 @@ import numpy as np
 
 from ._checks import as_float_array, require_finite, require_names
 from .activations import ACTIVATIONS
+from .display import readable
 from .feedforward import check_input, ffn, ffn_params_of
 
 
+@readable
 class AffineFit(NamedTuple):
     """How well the best affine map ``x @ A + c`` reproduces a layer's outputs."""
 

@@ -30,6 +30,16 @@ from matplotlib.figure import Figure
 
 #: Colour-blind-safe palette (Okabe & Ito), dark enough for text contrast on white.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+#: The FFN's colour in every figure (orange means nothing else).
+FFN_COLOUR = PALETTE[1]
+#: Attention's colour in every figure (blue means nothing else).
+ATTENTION_COLOUR = PALETTE[0]
+#: Colours for every other distinction, such as activations, methods, models, or before and
+#: after, from another family than orange and blue (green, reddish purple, black and grey);
+#: where more lines are needed, line styles and markers tell them apart.
+OTHER_COLOURS = (PALETTE[2], PALETTE[3], PALETTE[6], "#808080")
+#: The one hatching pattern, which marks a gated FFN (three matrices).
+GATED_HATCH = "//"
 
 _RC = {
     "svg.hashsalt": "ffnbook",

@@ -17,6 +17,7 @@ from ._checks import (as_float_array, as_index_array, describe, float_dtype, req
                       require_index, require_positions, require_positive_int, require_seed, require_sequence)
 from .activations import get_activation
 from .attention import AttentionParams, check_attention_params, self_attention
+from .display import readable
 from .feedforward import FFNParams, ffn, ffn_params_of
 
 Layer = Callable[[np.ndarray], np.ndarray]
@@ -116,6 +117,7 @@ def permutation_max_diff(layer: Layer, x, perm) -> float:
     return _max_abs_diff(layer(x)[..., perm, :], layer(x[..., perm, :]))
 
 
+@readable
 class TokenChangeResult(NamedTuple):
     """How far each part of the output moved when one input token was replaced."""
 
@@ -164,6 +166,7 @@ def change_one_token(layer: Layer, x, position: int, *, seed: int = 1) -> TokenC
 # --- What size of difference is rounding? ------------------------------------------------------
 
 
+@readable
 class RoundingGap(NamedTuple):
     """A difference between two computations of the same outputs, on three scales."""
 

@@ -35,7 +35,7 @@ from ._checks import (as_float_array, as_index_array, require_bool, require_fini
 from .activations import get_activation
 from .attention import AttentionParams, attend, check_attention_params, merge_heads, split_heads
 from .feedforward import FFNParams, check_params, ffn
-from .plotting import PALETTE, BookFigure, new_figure, styled
+from .plotting import OTHER_COLOURS, BookFigure, new_figure, styled
 
 #: The ways :func:`first_ffn_output` can give the model positions, and where each acts.
 POSITION_METHODS = {
@@ -352,7 +352,7 @@ def shift_figure(results: list[ShiftResult]) -> BookFigure:
     fig = new_figure(7.0, 3.8)
     ax = fig.add_subplot()
     for i, r in enumerate(results):
-        ax.plot(r.starts, r.feature, color=PALETTE[i % len(PALETTE)], linestyle=styles[i % 4],
+        ax.plot(r.starts, r.feature, color=OTHER_COLOURS[i % len(OTHER_COLOURS)], linestyle=styles[i % 4],
                 linewidth=2, label=labels.get(r.method, r.method))
     ax.set_xlabel("position of the sequence's first token")
     ax.set_ylabel("first FFN output, last token, one feature")

@@ -15,6 +15,7 @@ import numpy as np
 
 from ._checks import input_grid
 from .activations import gelu, gelu_tanh
+from .display import readable
 
 
 def tanh_minus_exact(x: np.ndarray) -> np.ndarray:
@@ -26,6 +27,7 @@ def tanh_minus_exact(x: np.ndarray) -> np.ndarray:
     return gelu_tanh(x) - gelu(x)
 
 
+@readable
 class ApproximationError(NamedTuple):
     """Where and how far GELU's tanh approximation departs from exact GELU."""
 

@@ -14,7 +14,7 @@ from ._checks import (describe, require_bool, require_instance, require_number, 
 from .model_parameters import ffn_share_of_blocks
 from .models import get_model, load_models
 from .parameters import equal_parameter_width, ffn_weights_in_d2
-from .plotting import PALETTE, BookFigure, new_figure, styled
+from .plotting import FFN_COLOUR, GATED_HATCH, BookFigure, new_figure, styled
 
 #: The classic FFN's width, as a multiple of d_model (Vaswani et al., 2017).
 CLASSIC_RATIO = 4
@@ -331,8 +331,8 @@ def width_figure() -> BookFigure:
     fig = new_figure(7.5, 0.4 * len(rows) + 1.5)
     ax = fig.add_subplot()
     y = list(range(len(rows)))[::-1]
-    colours = [PALETTE[1] if r["gated"] else PALETTE[0] for r in rows]
-    hatches = ["//" if r["gated"] else "" for r in rows]
+    colours = [FFN_COLOUR for r in rows]  # every bar is an FFN; hatching marks the gated ones
+    hatches = [GATED_HATCH if r["gated"] else "" for r in rows]
     bars = ax.barh(y, [r["ratio"] for r in rows], color=colours, height=0.65, edgecolor="white")
     for bar, hatch in zip(bars, hatches):
         bar.set_hatch(hatch)
@@ -350,8 +350,8 @@ def width_figure() -> BookFigure:
 
     ax.legend(
         handles=[
-            Patch(facecolor=PALETTE[0], label="classic, two matrices"),
-            Patch(facecolor=PALETTE[1], hatch="//", edgecolor="white", label="gated, three matrices"),
+            Patch(facecolor=FFN_COLOUR, label="classic, two matrices"),
+            Patch(facecolor=FFN_COLOUR, hatch=GATED_HATCH, edgecolor="white", label="gated, three matrices"),
         ],
         loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=9,
     )

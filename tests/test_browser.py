@@ -158,10 +158,13 @@ def test_self_check_shows_why_after_answering(server, page):
     page.goto(server + PAGE)
     quiz = page.locator("form.ffn-quiz").first
     assert quiz.locator(".ffn-why").first.is_hidden()
-    quiz.locator("input[type=radio]").nth(1).check()
+    wrong = quiz.locator(".ffn-option:has(input[data-correct=false])").first
+    wrong.locator("label").click()  # the option's words select it, not only the radio
+    assert wrong.locator("input").is_checked()
     quiz.locator("button").click()
-    assert quiz.locator(".ffn-why").nth(1).is_visible()
-    assert quiz.locator(".ffn-why").nth(0).is_visible()  # the right answer's reason too
+    assert wrong.locator(".ffn-why").is_visible()
+    right = quiz.locator(".ffn-option:has(input[data-correct=true]) .ffn-why")
+    assert right.is_visible()  # the right answer's reason too
     assert "Not quite" in quiz.locator(".ffn-result").inner_text()
 
 

@@ -86,3 +86,29 @@ def test_a_console_session_is_copied_without_prompts_or_outputs(server, page):
     block.get_by_role("button", name="Copy code").click()
     page.get_by_role("status").filter(has_text="Copied").wait_for()
     assert clipboard(page) == "\n".join(typed)
+
+
+def test_a_shell_session_is_copied_without_its_dollar_prompts(server, page):
+    page.goto(server + "index.html")
+    block = page.locator("div.highlight").filter(has_text="$ make html").first
+    lines = block.locator("pre").text_content().rstrip().splitlines()
+    typed = [line[2:] for line in lines if line.startswith("$ ")]
+    assert typed and all(not line.startswith("$") for line in typed)
+    block.get_by_role("button", name="Copy code").click()
+    page.get_by_role("status").filter(has_text="Copied").wait_for()
+    assert clipboard(page) == "\n".join(typed)
+
+
+@pytest.mark.parametrize("width", (390, 1366))
+def test_no_copy_button_covers_code(server, page, width):
+    """Each button sits above its code: below the button's bottom edge, not beside it."""
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(server + "position-independence.html")
+    overlaps = page.evaluate("""() => [...document.querySelectorAll('.ffn-copy')].map(b => {
+        const pre = b.parentElement.querySelector('pre').getBoundingClientRect();
+        const button = b.getBoundingClientRect();
+        return button.bottom <= pre.top + 0.5 && button.right <= pre.right + 0.5 ? null
+             : {button: [button.top, button.bottom], pre: [pre.top, pre.bottom]};
+    }).filter(x => x)""")
+    assert page.locator(".ffn-copy").count() > 5
+    assert overlaps == []

@@ -11,7 +11,7 @@ from sitecheck import DOCS
 #: The events in the order a build emits them (per page events where they first occur).
 EVENT_ORDER = ["config-inited", "builder-inited", "env-get-outdated", "env-before-read-docs",
                "env-purge-doc", "doctree-read", "env-merge-info", "env-updated", "write-started",
-               "html-page-context", "html-collect-pages", "build-finished"]
+               "doctree-resolved", "html-page-context", "html-collect-pages", "build-finished"]
 
 
 class Recorder:
@@ -26,7 +26,8 @@ class Recorder:
         self.handlers.append((event, priority, f"{handler.__module__}.{handler.__qualname__}"))
 
     def setup_extension(self, name: str) -> None:
-        if name not in self.extensions:
+        # The book's parts only: a part may set up myst-nb first, whose handlers are not the book's.
+        if name.split(".")[0] == "bookext" and name not in self.extensions:
             self.extensions.add(name)
             importlib.import_module(name).setup(self)
 

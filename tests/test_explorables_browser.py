@@ -47,7 +47,7 @@ def open_page(browser, server):
     contexts = []
 
     def open_(name, **options):
-        context = browser.new_context(viewport={"width": 1200, "height": 900}, **options)
+        context = browser.new_context(**{"viewport": {"width": 1200, "height": 900}, **options})
         contexts.append(context)
         page = context.new_page()
         page.errors, page.foreign = [], []
@@ -388,3 +388,114 @@ def test_no_axe_violations_before_and_after_moving_the_controls(open_page, kind,
     found += axe_in_page(page)
     assert not found, "\n".join(found)
     assert not page.errors
+
+
+# --- drawn to fit: at the box's width, labels clear of each other ------------------------------
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+
+# In the page: set a control to a value (a range by its index), as the reader's input does.
+SET_AND_MEASURE = """([key, value]) => {
+    const input = document.querySelector(`.ffn-x-controls [data-key="${key}"]`);
+    if (key !== null) {
+        if (input.type === 'checkbox') input.checked = value;
+        else input.value = String(value);
+        input.dispatchEvent(new Event('input'));
+    }
+    const svg = document.querySelector('.ffn-x svg'), [, , W, H] = svg.getAttribute('viewBox').split(' ').map(Number);
+    const boxes = [...svg.querySelectorAll('text')].map(t => { const b = t.getBBox(); return [t.textContent, b.x, b.y, b.x + b.width, b.y + b.height]; });
+    const overlaps = [], outside = [];
+    boxes.forEach((a, i) => {
+        if (a[1] < -0.5 || a[3] > W + 0.5 || a[2] < -0.5 || a[4] > H + 0.5) outside.push(a[0]);
+        boxes.slice(i + 1).forEach(b => {
+            if (Math.min(a[3], b[3]) - Math.max(a[1], b[1]) > 0.5 && Math.min(a[4], b[4]) - Math.max(a[2], b[2]) > 0.5)
+                overlaps.push(a[0] + ' / ' + b[0]);
+        });
+    });
+    const style = getComputedStyle(svg.parentNode);
+    const box = svg.parentNode.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return {W, box: Math.floor(box), shown: svg.getBoundingClientRect().width, overlaps, outside,
+            labels: boxes.map(b => b[0])};
+}"""
+
+# What each control is set to: a range to its two ends, a select to each option, a checkbox both ways.
+EXTREMES = """() => [...document.querySelectorAll('.ffn-x-controls [data-key]')].filter(e => !e.disabled).map(e =>
+    [e.dataset.key, e.type === 'range' ? [0, +e.max] : e.type === 'checkbox' ? [true, false]
+                  : [...e.options].map(o => o.value)])"""
+
+
+#: Texts each figure always shows (the key of the compute figure names its lines).
+REQUIRED_LABELS = {"width": ["this FFN: ", "8/3", "4", "FFN ", "attention "],
+                   "parameters": ["as in the sheet", "as set here", "FFN", "attention", "embeddings"],
+                   "compute": ["FLOPs per token"], "moe": ["as released, stored", "as set here, active",
+                                                          "FFN (experts)", "everything else"]}
+
+
+@pytest.mark.parametrize("device", ("phone", "desktop"))
+@pytest.mark.parametrize("kind", explorables.KINDS)
+def test_labels_never_overlap_or_leave_the_figure_at_any_extreme(open_page, kind, device):
+    """Every control at each of its extremes (every model, for the models' own extremes too):
+    no two texts of the figure overlap and none leaves it, measured by the browser's boxes."""
+    page = open_page(PAGES[kind], **(PHONE if device == "phone" else {}))
+    problems, seen = [], 0
+
+    def check(key, value, where):
+        nonlocal seen
+        found = page.evaluate(SET_AND_MEASURE, [key, value])
+        seen += 1
+        # Drawn at its box's width: one figure unit is one pixel, nothing is scaled down.
+        assert found["W"] == found["box"] and abs(found["shown"] - found["W"]) < 1, (where, found)
+        problems.extend(f"{where}: {o}" for o in found["overlaps"])
+        problems.extend(f"{where}: {t!r} leaves the figure" for t in found["outside"])
+        # The labels the reader needs are drawn, not dropped for want of room.
+        for needed in REQUIRED_LABELS[kind]:
+            if not any(label.startswith(needed) for label in found["labels"]):
+                problems.append(f"{where}: no label {needed!r} among {found['labels']}")
+
+    models = page.evaluate("() => [...(document.querySelector('.ffn-x-controls [data-key=model]')?.options || [])]"
+                           ".map(o => o.value)") or [None]
+    for model in models:
+        if model is not None:
+            check("model", model, model)
+        for key, values in page.evaluate(EXTREMES):
+            if key == "model":
+                continue
+            for value in values:
+                check(key, value, f"{model} {key}={value}")
+            if model is not None:
+                check("model", model, model)  # back to the model's own settings
+            elif key in ("gated", "bias"):
+                check(key, values[0], f"{key} back")
+        if kind == "width":  # the widest ratio axis: a small model rounded up to a large block
+            for key, value in (("gated", "true"), ("d_model", 0), ("multiple_of", "4096"), ("ratio", 0)):
+                check(key, value, f"{key}={value}")
+    assert seen > 10
+    assert not problems, "\n".join(problems[:40])
+    assert not page.errors
+
+
+def test_models_are_offered_in_the_sheets_order(open_page):
+    sheet = [m.name for m in load_models()]
+    for kind in ("parameters", "compute", "moe"):
+        page = open_page(PAGES[kind])
+        offered = page.evaluate("() => [...document.querySelector('.ffn-x-controls [data-key=model]').options]"
+                                ".map(o => o.value)")
+        assert offered == [n for n in sheet if n in offered] and len(offered) >= 2, (kind, offered)
+
+
+def test_a_window_the_sheet_does_not_give_reads_not_given(open_page):
+    page = open_page(PAGES["compute"])
+    window = page.locator(".ffn-x-results output[data-key=window]")
+    for name, shown in (("GPT-3 175B", "not given"), ("GPT-2 small", "none"), ("Mistral 7B", "4,096")):
+        page.select_option(".ffn-x-controls [data-key=model]", name)
+        assert window.text_content() == shown, name
+    assert get_model("GPT-3 175B").attention_window_known is False  # what "not given" stands for
+
+
+def test_dense_models_show_no_active_parameters(open_page):
+    page = open_page(PAGES["parameters"])
+    active = page.locator(".ffn-x-results output[data-key$=_active]")
+    assert active.count() == 3
+    for name, moe in (("GPT-2 small", False), ("Mixtral 8x7B", True)):
+        page.select_option(".ffn-x-controls [data-key=model]", name)
+        assert all(active.nth(i).is_visible() == moe for i in range(3)), name

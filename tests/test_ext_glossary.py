@@ -77,3 +77,16 @@ def test_glossary_page_lists_every_term_with_its_level_aliases_and_see_also(tiny
     plain_refs = [a.get_text() for a in links
                   if not a.find_parent(class_="ffn-term")]
     assert plain_refs == ["rectifier"]
+
+
+def test_glossary_page_has_a_letter_bar_names_on_their_own_line_and_a_space_before_levels(tiny_page):
+    page = tiny_page("glossary")
+    bar = page.select_one("nav.ffn-az")
+    assert bar["aria-label"] == "Glossary by letter"
+    letters = {a.get_text(): a["href"] for a in bar.select("a")}
+    assert letters == {"G": "#term-GELU", "R": "#term-ReLU"}  # the first term of each letter
+    relu = page.find("dt", id="term-ReLU")
+    also = relu.find_next_sibling("dd").find("p")
+    assert "ffn-also" in also["class"] and " ".join(also.get_text(" ").split()) == "Also: rectifier"
+    # The term's text as search results quote it: a space between the term and its level.
+    assert " ".join(relu.get_text().split()) .startswith("ReLU beginner")

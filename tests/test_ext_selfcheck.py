@@ -19,28 +19,62 @@ def quizzes(tiny_page) -> list:
 def test_a_question_is_a_form_of_radio_options_each_with_its_reason(tiny_page):
     quiz = quizzes(tiny_page)[0]
     assert quiz["id"] == "ffn-quiz-0"
-    legend = quiz.find("legend")
-    text = " ".join(legend.get_text(" ").split()).replace(" ?", "?")
-    assert text == "Self-check What does position-wise mean?"
-    assert legend.find("em").get_text() == "position-wise"  # inline markup is parsed
-    radios = quiz.select("input[type=radio]")
+    # The legend is the short label; the question is a paragraph that names the options.
+    assert quiz.find("legend").get_text() == "Self-check"
+    question = quiz.select_one("p.ffn-quiz-question")
+    text = " ".join(question.get_text(" ").split()).replace(" ?", "?")
+    assert text == "What does position-wise mean?"
+    assert question.find("em").get_text() == "position-wise"  # inline markup is parsed
+    group = quiz.select_one("[role=radiogroup]")
+    assert group["aria-labelledby"] == question["id"]
+    radios = group.select("input[type=radio]")
     assert [r["name"] for r in radios] == ["ffn-quiz-0", "ffn-quiz-0"]  # one group
-    assert [r["data-correct"] for r in radios] == ["true", "false"]
+    assert sorted(r["data-correct"] for r in radios) == ["false", "true"]
+    reasons = {}
     for radio in radios:
         label = quiz.find("label", attrs={"for": radio["id"]})
         why = quiz.find(id=radio["aria-describedby"])
         assert label is not None and why is not None and "ffn-why" in why["class"]
-    reasons = [" ".join(w.get_text(" ").split()) for w in quiz.select(".ffn-why")]
-    assert reasons == ["Right. One FFN serves all positions.",
-                       "Not quite. That would multiply the parameters by the sequence length."]
-    assert quiz.select_one("button[type=submit]").get_text() == "Check answer"
+        reasons[label.get_text()] = " ".join(why.get_text(" ").split())
+    assert reasons == {
+        "The same weights at every position.": "Right. One FFN serves all positions.",
+        "Different weights per position.":
+            "Not quite. That would multiply the parameters by the sequence length."}
+    button = quiz.select_one("button[type=submit]")
+    assert button.get_text() == "Check answer" and "btn" in button["class"]  # the theme's button
     assert quiz.select_one(".ffn-result")["aria-live"] == "polite"
+
+
+def test_options_are_shown_in_the_order_of_a_fixed_hash_not_the_source_order(tiny_page):
+    """The order is the one bookext.quiz_order gives, recomputed here from the source."""
+    import hashlib
+
+    source = {"What does *position-wise* mean?": ["The same weights at every position.",
+                                                  "Different weights per position."],
+              "Second question?": ["Yes.", "No."]}
+    for quiz, (question, texts) in zip(quizzes(tiny_page), source.items(), strict=True):
+        expected = sorted(texts, key=lambda t: hashlib.sha256(f"{question}\x00{t}".encode()).hexdigest())
+        shown = [label.get_text() for label in quiz.select(".ffn-option > label")]
+        assert shown == expected
+        # Each radio's value is the option's place in the source.
+        assert [texts[int(r["value"])] for r in quiz.select("input[type=radio]")] == shown
+
+
+def test_option_order_is_a_permutation_that_depends_on_the_words():
+    from bookext.quiz_order import option_order
+
+    texts = [f"Option {i}." for i in range(6)]
+    orders = {tuple(option_order(f"Question {q}?", texts)) for q in range(30)}
+    assert all(sorted(o) == list(range(6)) for o in orders)
+    assert len(orders) > 20  # different questions, different orders
+    firsts = {o[0] for o in orders}
+    assert firsts == set(range(6))  # the first option is not always first
 
 
 def test_questions_are_numbered_in_reading_order(tiny_page):
     assert [q["id"] for q in quizzes(tiny_page)] == ["ffn-quiz-0", "ffn-quiz-1"]
     second = quizzes(tiny_page)[1].select("input[type=radio]")
-    assert [r["data-correct"] for r in second] == ["false", "true"]
+    assert {r["value"]: r["data-correct"] for r in second} == {"0": "false", "1": "true"}
 
 
 def test_each_broken_question_is_an_error_naming_page_line_and_fault(tiny_book):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sitecheck import figures, glued, soup_of
+from sitecheck import figures, glued
 
 import ffnbook
 from ffnbook import normalisation, positional
@@ -135,13 +135,6 @@ def test_shift_experiment_numbers_and_alt_text(site):
     learned = shifts["learned"].feature
     assert f"between {min(learned):.2f} and {max(learned):.2f}" in alt
     assert [img["alt"] for img in figures(site, PAGE)] == [alt]
-
-
-def test_first_self_check_has_its_right_answer_first(site):
-    """The browser tests answer the second option of the first quiz and expect "Not quite"."""
-    quiz = soup_of(site, PAGE).find("form", class_="ffn-quiz")
-    verdicts = [o.get("data-correct") for o in quiz.find_all("input", attrs={"type": "radio"})]
-    assert verdicts[:2] == ["true", "false"]
 
 
 def test_no_positional_encoding_still_counts_predecessors(site):

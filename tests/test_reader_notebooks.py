@@ -10,8 +10,10 @@ import json
 import re
 
 import pytest
+
 from bookext.myst_markdown import CodeCell, Converter, Resolver, md_escape
 from bookext.reader_notebooks import TorchUse, names, strip_glue
+from ffnbook.display import format_number
 from sitecheck import DOCS, glued, soup_of
 
 # MyST left in Markdown: a role, a directive fence, a target line, a block break.
@@ -130,9 +132,17 @@ def test_a_self_check_lists_options_and_folds_the_reasons():
             "  - text: One.\n    why: Because.\n"
             "  - text: Two {gls}`FFN`.\n    correct: true\n    why: Right one.\n```")
     [markdown] = convert(text)
-    assert markdown.startswith("**Self-check.** Which is $x$?\n\n- (a) One.\n- (b) Two [FFN](glossary#FFN).")
-    assert "<summary>Answer</summary>" in markdown and "**(b)** is right." in markdown
-    assert "- (a) **Not quite.** Because." in markdown
+    # In the page's order (bookext.quiz_order), so a letter names the same option in both.
+    from bookext.quiz_order import option_order
+
+    shown = ["One.", "Two [FFN](glossary#FFN)."]
+    why = ["**Not quite.** Because.", "**Right.** Right one."]
+    order = option_order("Which is $x$?", ["One.", "Two {gls}`FFN`."])
+    options = "\n".join(f"- ({letter}) {shown[i]}" for letter, i in zip("ab", order))
+    assert markdown.startswith(f"**Self-check.** Which is $x$?\n\n{options}")
+    right = "ab"[order.index(1)]
+    assert "<summary>Answer</summary>" in markdown and f"**({right})** is right." in markdown
+    assert f"- ({'ab'[order.index(0)]}) {why[0]}" in markdown
 
 
 def test_a_glued_figure_splits_the_cell_around_its_code():
@@ -241,7 +251,9 @@ def test_glued_numbers_in_the_text_are_the_sites(site):
         on_site = {s.get_text() for s in soup_of(site, page).find_all("span", class_="pasted-text")}
         for key, fmt in glue_roles(page):
             value = glued(site, page, key)
-            shown = format(value, fmt) if fmt else str(value)
+            # In the book's number format (ffnbook.display.format_number, tested in test_display.py).
+            shown = format_number(value, fmt) if fmt else format_number(value, "") if isinstance(value, float) \
+                else str(value)
             assert shown in on_site, f"{page}: {key} shows {shown!r} nowhere on the site"
             assert md_escape(shown) in text, f"{page}: {key} = {shown!r} is not in the notebook"
             checked += 1

@@ -92,8 +92,7 @@ PREPARE = """(leftOut) => {
     const title = chapter ? chapter.querySelector('h1, h2, h3, h4').textContent.replace(/[#¶]/g, '').trim() : '';
     const label = form.querySelector('.ffn-quiz-label');
     label.textContent = `Self-check ${number}`;
-    const question = form.querySelector('legend').cloneNode(true);
-    question.querySelector('.ffn-quiz-label').remove();
+    const question = form.querySelector('.ffn-quiz-question');
     const item = document.createElement('li');
     item.innerHTML = `<strong>Self-check ${number}</strong> (${title}): ${question.innerHTML}`;
     const list = document.createElement('ul');

@@ -3,17 +3,22 @@
   const live = document.body.appendChild(document.createElement("div"));
   live.className = "ffn-sr";
   live.role = "status";
-  const prompt = /^(>>>|\.\.\.)( |$)/;
+  // Prompts a reader does not type: Python's (">>> ", "... ") and a shell's ("$ ").
+  const prompt = /^(>>>|\.\.\.|\$)( |$)/;
   for (const box of document.querySelectorAll("article div.highlight")) {
     const pre = box.querySelector("pre");
     if (!pre || box.closest(".cell_output")) continue;
-    const button = box.appendChild(document.createElement("button"));
+    const button = document.createElement("button");
     button.className = "ffn-copy";
     button.textContent = "Copy";
     button.ariaLabel = "Copy code";
+    // In a bar of its own above the code (ffnbook.css), so it never covers a line.
+    box.prepend(button);
+    box.classList.add("ffn-has-copy");
     button.onclick = () => {
       const lines = pre.textContent.trimEnd().split("\n");
-      const typed = lines.filter((l) => prompt.test(l)).map((l) => l.slice(4));
+      // A session with prompts: only the typed lines, without their prompts.
+      const typed = lines.filter((l) => prompt.test(l)).map((l) => l.replace(prompt, ""));
       navigator.clipboard.writeText((typed.length ? typed : lines).join("\n"))
         .then(() => "Copied", () => "Copy failed")
         .then((said) => {

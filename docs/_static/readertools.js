@@ -49,6 +49,21 @@
       if (term.classList.contains("ffn-explained")) { hideAll(tip); tip.hidden = false; place(tip); }
     };
     var hide = function () { tip.hidden = true; };
+    // A touch screen has no hover: the first tap on an explained term shows its definition
+    // and stays on the page; a second tap, with the definition open, follows the link to the
+    // glossary. Whether the definition was open is read when the finger comes down, before
+    // the focus and the emulated mouse events of the tap open it.
+    var tapOpened = false;
+    term.addEventListener("pointerdown", function (event) {
+      tapOpened = event.pointerType === "touch" && tip.hidden && term.classList.contains("ffn-explained");
+    });
+    link.addEventListener("click", function (event) {
+      if (tapOpened) {
+        event.preventDefault();
+        show();
+      }
+      tapOpened = false;
+    });
     term.addEventListener("mouseenter", show);
     term.addEventListener("mouseleave", function () {
       if (document.activeElement !== link) { hide(); }
@@ -209,6 +224,8 @@
 
   document.addEventListener("click", function (event) {
     if (!event.target.closest("details.ffn-tools")) { closeTools(false); }
+    // A tap anywhere else closes an open definition (a touch screen has no mouse to leave).
+    if (!event.target.closest(".ffn-term")) { hideAll(null); }
   });
 
   function init() {

@@ -5,6 +5,7 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 ``ffnbook`` package: a reader's notebook never imports it.
 
 * :mod:`bookext.mathml` -- LaTeX rendered to MathML at build time (no script, no CDN).
+* :mod:`bookext.mathfont` -- the site's own math font, cut to what the book uses.
 * :mod:`bookext.glossary` -- the glossary page, from ``docs/glossary.yml``.
 * :mod:`bookext.readertools` -- term tooltips by expertise level, self-checks, reading tools.
 * :mod:`bookext.downloads` -- the notebook a page's download menu offers.
@@ -27,6 +28,9 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.copycode` -- a Copy button on every code cell.
 * :mod:`bookext.navigation` -- the sidebar toggles' keyboard focus; section links close the drawer.
 * :mod:`bookext.buildspeed` -- fewer forks and collections in a small rebuild.
+* :mod:`bookext.numbers` -- glued numbers in the book's format (no "0.00e+00").
+* :mod:`bookext.listings` -- listings of ffnbook's code without API markup, methods in their class.
+* :mod:`bookext.figurelinks` -- a tap or click on a figure opens its SVG full size.
 
 The theme's templates the book overrides are in ``docs/_templates/``.
 """
@@ -37,6 +41,7 @@ from sphinx.application import Sphinx
 
 PARTS = (
     "bookext.mathml",
+    "bookext.mathfont",
     "bookext.glossary",
     "bookext.readertools",
     "bookext.execution",
@@ -55,6 +60,9 @@ PARTS = (
     "bookext.copycode",
     "bookext.navigation",
     "bookext.buildspeed",
+    "bookext.numbers",
+    "bookext.listings",
+    "bookext.figurelinks",
 )
 
 

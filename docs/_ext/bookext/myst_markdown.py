@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from bookext import problem_text
+from bookext.quiz_order import option_order
 
 # A role, or a code span (left alone): whichever starts first.
 INLINE = re.compile(
@@ -363,6 +364,10 @@ class Converter:
         """A self-check question: the options as a list, the answer and reasons folded below."""
         data = yaml.safe_load(text) or {}
         options = data.get("options") or []
+        # The page's order (bookext.quiz_order), so "(b)" names the same option in both.
+        if all(isinstance(o, dict) for o in options):
+            options = [options[i] for i in option_order(str(data.get("question", "")),
+                                                        [str(o.get("text", "")) for o in options])]
         letters = "abcdefghijklmnopqrstuvwxyz"
         lines = [f"**Self-check.** {self.inline(str(data.get('question', '')))}", ""]
         lines += [f"- ({letters[i]}) {self.inline(str(o.get('text', '')))}" for i, o in enumerate(options)]

@@ -522,7 +522,7 @@ class SiteResolver(Resolver):
             return None
 
     def glue_text(self, key: str, fmt: str, role: str) -> str:
-        from myst_nb.core.variables import format_plain_text
+        from bookext.numbers import plain_text
 
         output = self.glue_data(key)
         if output is None:
@@ -530,7 +530,7 @@ class SiteResolver(Resolver):
         data = output["data"]
         if role == "glue:md" and "text/markdown" in data:
             return data["text/markdown"].strip()
-        return md_escape(format_plain_text(data.get("text/plain", ""), fmt if role == "glue:text" and fmt else "s"))
+        return md_escape(plain_text(data.get("text/plain", ""), fmt if role == "glue:text" and fmt else "s"))
 
     def glue_block(self, name: str, key: str, options: dict, caption: str) -> list:
         output = self.glue_data(key)
@@ -575,6 +575,11 @@ class SiteResolver(Resolver):
         _, filename = self.env.relfn2path(path, self.pagename)
         opts = {k: v for k, v in options.items() if k not in ("caption", "name", "class")}
         text, _ = LiteralIncludeReader(filename, opts, self.app.config).read()
+        if filename.endswith(".py"):  # as the page shows it
+            from bookext.listings import readable_listing
+
+            with open(filename, encoding="utf-8") as f:
+                text = readable_listing(text, f.read(), opts)
         language = options.get("language") or ("python" if filename.endswith(".py") else "")
         return text, language
 

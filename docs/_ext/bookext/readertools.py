@@ -29,6 +29,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from bookext.glossary_data import LEVELS, load_glossary
+from bookext.quiz_order import option_order
 
 
 class html_element(nodes.TextElement):  # noqa: N801 - docutils node naming
@@ -104,7 +105,8 @@ class SelfCheckDirective(SphinxDirective):
     """A multiple-choice question; YAML body with ``question`` and ``options``.
 
     Each option has ``text``, ``why`` and optionally ``correct: true``
-    (exactly one option must be correct)::
+    (exactly one option must be correct). The page shows the options in an order
+    of their own (:func:`bookext.quiz_order.option_order`), whatever order the source lists them in::
 
         ```{self-check}
         question: What does position-wise mean?
@@ -139,10 +141,15 @@ class SelfCheckDirective(SphinxDirective):
 
         quiz_id = f"ffn-quiz-{self.env.new_serialno('ffn-quiz')}"
         question, messages = self.parse_inline(data["question"])
-        legend = element("legend", element("span", nodes.Text("Self-check"), class_="ffn-quiz-label"),
-                         nodes.Text(" "), *question)
-        fieldset = element("fieldset", legend)
-        for i, option in enumerate(options):
+        # The question is a paragraph, not the <legend>: a long legend sits on the
+        # fieldset's border, which then crosses its text. The legend is the short
+        # "Self-check" label; the options' group is named by the question.
+        legend = element("legend", nodes.Text("Self-check"), class_="ffn-quiz-label")
+        prompt = element("p", *question, class_="ffn-quiz-question", id=f"{quiz_id}-question")
+        group = element("div", class_="ffn-options", role="radiogroup",
+                        aria_labelledby=f"{quiz_id}-question")
+        for i in option_order(data["question"], [option["text"] for option in options]):
+            option = options[i]
             option_id = f"{quiz_id}-{i}"
             text, more = self.parse_inline(option["text"])
             messages += more
@@ -150,7 +157,7 @@ class SelfCheckDirective(SphinxDirective):
             why["ids"].append(f"{option_id}-why")
             verdict = "Right." if option.get("correct") else "Not quite."
             why += self.parse_text_to_nodes(f"**{verdict}** {option['why']}")
-            fieldset += element(
+            group += element(
                 "div",
                 element("input", type="radio", name=quiz_id, id=option_id, value=str(i),
                         data_correct="true" if option.get("correct") else "false",
@@ -159,7 +166,9 @@ class SelfCheckDirective(SphinxDirective):
                 why,
                 class_="ffn-option",
             )
-        fieldset += element("button", nodes.Text("Check answer"), type="submit", class_="ffn-check")
+        fieldset = element("fieldset", legend, prompt, group)
+        fieldset += element("button", nodes.Text("Check answer"), type="submit",
+                            class_="btn ffn-check")
         fieldset += element("p", class_="ffn-result", aria_live="polite")
         form = element("form", fieldset, class_="ffn-quiz", id=quiz_id)
         return [form, *messages]

@@ -9,7 +9,6 @@
 (function () {
   "use strict";
 
-  // ---- formulas ------------------------------------------------------------------------
   const F = {};
   // ffnbook.parameters.ffn_param_count and model_parameters.gated_ffn_param_count
   F.ffnParams = (d, ff, bias, gated) =>
@@ -73,7 +72,6 @@
   };
 
   // explorables.parameter_state
-  // ---- formatting and small builders -------------------------------------------------------
   const nf = new Intl.NumberFormat("en-US");
   const fmt = {
     int: (v) => (v == null ? "not computed" : nf.format(Math.round(v))),
@@ -146,8 +144,13 @@
     ui.svg.setAttribute("role", "img");
     ui.svg.setAttribute("aria-labelledby", ui.summary.id);
     ui.results = h("dl", { class: "ffn-x-results" });
-    // The figure is drawn at the width it is shown, so its text keeps its size on a phone.
-    ui.W = () => Math.round(Math.min(720, Math.max(340, ui.svg.parentNode.clientWidth || 640)));
+    // The figure is drawn at the width it is shown (its box's own width, never more), so
+    // its text keeps its size on a phone and nothing is cut off at the right.
+    ui.W = () => {
+      const box = ui.svg.parentNode, style = getComputedStyle(box);
+      const inner = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      return Math.floor(Math.min(720, Math.max(200, inner || 640)));
+    };
     let timer = null;
     ui.show = (values, svg, summary) => {
       for (const key in ui.outs) {
@@ -167,19 +170,55 @@
     return ui;
   }
 
-  // ---- SVG pieces ---------------------------------------------------------------------------
   const INK = "#111111", GRID = "#bbbbbb";
   const text = (x, y, t, a) => `<text x="${x}" y="${y}"${a ? " " + a : ""}>${esc(t)}</text>`;
-  // A label beside x, on whichever side has room.
-  const label = (x, y, t, W) => (+x > W * 0.6 ? text(+x - 5, y, t, 'text-anchor="end"') : text(+x + 5, y, t));
   const line = (x1, y1, x2, y2, a) => `<line x1="${x1}" y1="${y1}" x2="${x2}" y2="${y2}" ${a}/>`;
+  // The width a text takes at a font size (explorables.css sets 13 px sans-serif), a little
+  // generously: labels are placed from it before the browser has drawn them.
+  const textWidth = (t, size) => String(t).length * 0.62 * (size || 13);
+  // Lines of at most `width` pixels, broken between words.
+  function wrap(t, width, size) {
+    const lines = [];
+    for (const word of String(t).split(" ")) {
+      const last = lines.length ? lines[lines.length - 1] : null;
+      if (last != null && textWidth(last + " " + word, size) <= width) lines[lines.length - 1] = last + " " + word;
+      else lines.push(word);
+    }
+    return lines;
+  }
+  // A text of several lines from (x, y), `lead` pixels apart; returns [svg, height].
+  function block(x, y, t, width, a, size, lead) {
+    const lines = wrap(t, width, size), dy = lead || 16;
+    return [lines.map((l, i) => text(x, y + i * dy, l, a)).join(""), lines.length * dy];
+  }
+  // Labels that never overlap: each is tried at its candidate places in turn and goes to the
+  // first that stays inside the figure and clear of everything placed before (boxes: taken).
+  // A candidate is [x, y (baseline), anchor]; the label's box is estimated by textWidth.
+  function placer(W, H) {
+    const taken = [];
+    const box = (x, y, w, anchor, size) => {
+      const left = anchor === "end" ? x - w : anchor === "middle" ? x - w / 2 : x, h = size || 13;
+      return [left, y - h * 0.8, left + w, y + h * 0.25];
+    };
+    const free = (b) => b[0] >= 1 && b[2] <= W - 1 && b[1] >= 0 && b[3] <= H &&
+      taken.every((o) => b[2] + 3 <= o[0] || o[2] + 3 <= b[0] || b[3] + 1 <= o[1] || o[3] + 1 <= b[1]);
+    return {
+      block: (x0, y0, x1, y1) => { taken.push([Math.min(x0, x1), Math.min(y0, y1), Math.max(x0, x1), Math.max(y0, y1)]); },
+      put: (t, candidates, a, size) => {
+        const w = textWidth(t, size);
+        for (const [x, y, anchor] of candidates) {
+          const b = box(+x, +y, w, anchor, size);
+          if (free(b)) { taken.push(b); return text(x, y, t, (anchor && anchor !== "start" ? `text-anchor="${anchor}" ` : "") + (a || "")); }
+        }
+        return "";  // no room anywhere: left out rather than drawn over another label
+      },
+    };
+  }
 
-  // ---- value lists for the sliders --------------------------------------------------------------
   function range(lo, hi, step) { const a = []; for (let v = lo; v <= hi; v += step) a.push(v); return a; }
   function withValue(values, v) { return Array.from(new Set(values.concat([v]))).sort((a, b) => a - b); }
   function ladder(steps) { let a = []; for (const [lo, hi, step] of steps) a = a.concat(range(lo, hi, step)); return Array.from(new Set(a)); }
 
-  // ---- wiring -------------------------------------------------------------------------------
   const K = {};
   function start(box) {
     const data = JSON.parse(box.querySelector(".ffn-x-data").textContent), ui = makeUI(box);
@@ -208,5 +247,6 @@
     K[kind] = setup;
     for (const [box, k] of boxes) if (k === kind) start(box);
   }
-  window.ffnExplorables = { formulas: F, register, fmt, nf, text, line, label, h, control, range, withValue, ladder, INK, GRID };
+  window.ffnExplorables = { formulas: F, register, fmt, nf, text, line, h, control, range, withValue, ladder,
+    INK, GRID, textWidth, wrap, block, placer };
 })();

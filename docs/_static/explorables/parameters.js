@@ -17,37 +17,46 @@
     return b;
   };
 
-  // Stacked bars of shares (1 = full width), one per row: [label, {key: share}, note].
+  // Stacked bars of shares (1 = full width), one per row: [label, {key: share}, note]. On a
+  // wide figure a row's label stands left of its bar; on a narrow one, above it.
   function shareBars(rows, parts, W) {
-    const left = W < 500 ? 130 : 170, width = W - left - 20, top = 10, bh = 22, gap = 10;
-    let s = "";
-    rows.forEach(([label, shares, note], i) => {
-      const y = top + i * (bh + gap);
+    const labelW = Math.max(...rows.map(([label, , note]) => X.textWidth(label + ": FFN " + note)));
+    const beside = W - labelW - 30 >= 300, left = beside ? labelW + 18 : 10, width = W - left - 14, bh = 22;
+    const rowH = beside ? bh + 10 : bh + 28;
+    let s = "", y = 10;
+    const tops = [];
+    rows.forEach(([label, shares, note]) => {
+      const name = label + ": FFN " + note;
+      if (beside) s += text(left - 8, y + bh / 2 + 4, name, 'text-anchor="end"');
+      else { s += text(left, y + 13, name); y += 18; }
+      tops.push(y);
       let x = left;
-      s += text(left - 8, y + bh / 2 + 4, label, 'text-anchor="end"');
       for (const [key, , colour] of parts) {
         const w = width * shares[key];
         s += `<rect x="${x.toFixed(2)}" y="${y}" width="${Math.max(0, w).toFixed(2)}" height="${bh}" fill="${colour}" stroke="#fff"/>`;
         x += w;
       }
-      s += text(left + 4, y + bh / 2 + 4, note, 'font-weight="bold"');
+      y += beside ? rowH : bh + 10;
     });
-    const bottom = top + rows.length * (bh + gap);
-    const two = left + width * 2 / 3;
-    s += line(two, top - 6, two, bottom - gap + 4, `stroke="${INK}" stroke-dasharray="5 4"`) + text(two + 3, bottom + 8, "two-thirds");
-    const cols = W < 620 ? 2 : 4;  // the legend wraps on narrow screens
-    parts.forEach(([, name, colour], i) => {
-      const x = 10 + (i % cols) * 150, y = bottom + 18 + Math.floor(i / cols) * 20;
-      s += `<rect x="${x}" y="${y}" width="12" height="12" fill="${colour}"/>` + text(x + 16, y + 10, name);
+    const bottom = y - 10, two = left + width * 2 / 3;
+    s += line(two, tops[0] - 4, two, bottom + 4, `stroke="${INK}" stroke-dasharray="5 4"`) + text(two, bottom + 18, "two-thirds", 'text-anchor="middle"');
+    // The key, in as many lines as the width needs.
+    let kx = 10, ky = bottom + 40;
+    parts.forEach(([, name, colour]) => {
+      const w = 18 + X.textWidth(name) + 18;
+      if (kx > 10 && kx + w > W) { kx = 10; ky += 20; }
+      s += `<rect x="${kx}" y="${ky - 10}" width="12" height="12" fill="${colour}"/>` + text(kx + 16, ky, name);
+      kx += w;
     });
-    return [W, bottom + 20 + 20 * Math.ceil(parts.length / cols), s];
+    return [W, ky + 10, s];
   }
 
-  const PARTS = (P) => [["ffn", "FFN", P[1]], ["attention", "attention", P[0]], ["embeddings", "embeddings", P[4]], ["rest", "norms, router, other", "#999999"]];
+  // Orange is the FFN and blue attention, as in every figure; the rest in colours of their own.
+  const PARTS = (P) => [["ffn", "FFN", P[1]], ["attention", "attention", P[0]], ["embeddings", "embeddings", P[2]], ["rest", "norms, router, other", "#8c8c8c"]];
   const shares = (b, sfx) => ({ ffn: b["ffn_share" + sfx], attention: b["attention_share" + sfx], embeddings: b["embeddings_share" + sfx], rest: b["rest_share" + sfx] });
 
   X.register("parameters", (ui, data) => {
-    const P = data.palette, names = Object.keys(data.models);
+    const P = data.palette, names = data.names;
     const pick = control(ui, "model", "Model", "select");
     control(ui, "n_layers", "Blocks (all stacks)", "range");
     control(ui, "d_model", "Model width d_model (FFN keeps its ratio)", "range");
@@ -72,6 +81,8 @@
     ui.update = (s) => {
       const m = data.models[s.model], b = F.parameters(m, s, data.mla), sheet = F.parameters(m, {}, data.mla);
       const moe = b.ffn !== b.ffn_active, rows = [["as in the sheet", shares(sheet, ""), fmt.pct(sheet.ffn_share)], ["as set here", shares(b, ""), fmt.pct(b.ffn_share)]];
+      // A dense model uses every parameter for every token: no "active" figures to show.
+      ui.results.querySelectorAll("[data-key$=_active]").forEach((o) => { o.closest("div").hidden = !moe; });
       if (moe) {
         rows[0][0] += ", stored"; rows[1][0] += ", stored";
         rows.splice(1, 0, ["as in the sheet, active", shares(sheet, "_active"), fmt.pct(sheet.ffn_share_active)]);

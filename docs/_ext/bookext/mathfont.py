@@ -1,0 +1,158 @@
+"""The book's math font: Latin Modern Math, served by the site, cut to what the book uses.
+
+Browsers draw MathML with whatever math font the reader's system has: often none
+worth the name, so formulas come out small, in a text font, with fractions and
+radicals pieced together. The site serves its own: a subset of Latin Modern Math
+(GUST Font License, the text beside the font), renamed as the licence asks of a
+derived font, in ``docs/_static/fonts/``:
+
+* ``ffnbook-math.woff2`` -- the glyphs the book's formulas use (plus ASCII, Greek
+  and the italic letters formulas are made of), with the MATH table and the
+  glyph variants it points to (stretchy brackets, display-size operators).
+  Written by ``tools/math_font.py`` from the full font; committed, so a build
+  needs nothing beyond the project's files.
+* ``ffnbook-math-LICENSE.txt`` -- the font's licence and copyright.
+
+``ffnbook.css`` names the font for ``<math>``; a browser fetches it only for a
+page that shows a formula. A page with a formula also gets a ``preload`` link
+(``html-page-context``), so the font comes with the page's first requests rather
+than after its stylesheet, and formulas do not change size after they appear.
+
+After every HTML build, :func:`check_font_covers_the_book` reads every formula of
+the built pages and fails the build, naming the characters and pages, when the
+font lacks a character one needs (a formula with a new symbol): the browser would
+draw it in another font. ``tools/math_font.py`` then writes the font again.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from functools import cache
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.errors import SphinxError
+
+FONT_DIR = Path(__file__).resolve().parents[2] / "_static" / "fonts"
+FONT_FILE = FONT_DIR / "ffnbook-math.woff2"
+FONT_URL = "_static/fonts/ffnbook-math.woff2"  # relative to the site's root
+FAMILY = "FFN Book Math"
+
+
+class MathFontMissesGlyphs(SphinxError):
+    category = "Math font lacks characters (bookext.mathfont)"
+
+
+# --- which characters a formula needs ---------------------------------------------------------
+
+def _italic(c: str) -> str:
+    """The character MathML Core draws for a one-letter ``<mi>`` (``text-transform:
+    math-auto``): the Mathematical Italic form of a Latin or Greek letter."""
+    o = ord(c)
+    if c == "h":
+        return "\u210e"  # PLANCK CONSTANT: italic h's place in Unicode
+    if 0x41 <= o <= 0x5A:
+        return chr(0x1D434 + o - 0x41)
+    if 0x61 <= o <= 0x7A:
+        return chr(0x1D44E + o - 0x61)
+    if 0x391 <= o <= 0x3A9 and o != 0x3A2:
+        return chr(0x1D6E2 + o - 0x391)
+    if 0x3B1 <= o <= 0x3C9:
+        return chr(0x1D6FC + o - 0x3B1)
+    greek = {"\u03f4": 0x1D6F3, "\u2207": 0x1D6FB, "\u2202": 0x1D715, "\u03f5": 0x1D716,
+             "\u03d1": 0x1D717, "\u03f0": 0x1D718, "\u03d5": 0x1D719, "\u03f1": 0x1D71A,
+             "\u03d6": 0x1D71B, "\u0131": 0x1D6A4, "\u0237": 0x1D6A5}
+    return chr(greek[c]) if c in greek else c
+
+
+MATH = re.compile(r"<math\b.*?</math>", re.S)
+TOKEN = re.compile(r"<(mi|mo|mn|mtext|ms)\b([^>]*)>(.*?)</\1>", re.S)
+
+
+def needed_characters(mathml: str) -> set[str]:
+    """The characters a browser draws for one ``<math>`` element: its tokens' text, a
+    one-letter ``<mi>`` in its italic form; no spaces or invisible operators.
+
+    >>> sorted(needed_characters('<math><mi>x</mi><mo>+</mo><mi mathvariant="normal">d</mi></math>'))
+    ['+', 'd', '𝑥']
+    """
+    found: set[str] = set()
+    for tag, attrs, content in TOKEN.findall(mathml):
+        text = html.unescape(re.sub(r"<[^>]+>", "", content)).strip()
+        if tag == "mi" and len(text) == 1 and "mathvariant" not in attrs:
+            text = _italic(text)
+        found.update(c for c in text if not c.isspace() and unicodedata.category(c) != "Cf")
+    return found
+
+
+def site_characters(site: Path) -> dict[str, set[str]]:
+    """Every character the formulas of the built pages need, with the pages that need it."""
+    where: dict[str, set[str]] = {}
+    for page in sorted(site.rglob("*.html")):
+        if "_static" in page.relative_to(site).parts:
+            continue
+        name = page.relative_to(site).as_posix()
+        for block in MATH.findall(page.read_text(encoding="utf-8")):
+            for c in needed_characters(block):
+                where.setdefault(c, set()).add(name)
+    return where
+
+
+@cache
+def font_characters(font: Path = FONT_FILE) -> frozenset[str]:
+    """The characters the font has a glyph for."""
+    from fontTools.ttLib import TTFont
+
+    if not font.exists():
+        raise MathFontMissesGlyphs(f"the math font {font} is missing: run tools/math_font.py")
+    return frozenset(chr(c) for c in TTFont(font).getBestCmap())
+
+
+# --- the build --------------------------------------------------------------------------------
+
+def has_math(doctree: nodes.document | None) -> bool:
+    """Whether a page shows a formula in its text (not only in a hidden tooltip)."""
+    return doctree is not None and any(
+        True for _ in doctree.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block))
+                                      and not any("ffn-tip" in a.get("classes", ())
+                                                  or a.get("attrs", {}).get("class") == "ffn-tip"
+                                                  for a in _ancestors(n))))
+
+
+def _ancestors(node: nodes.Node):
+    while node.parent is not None:
+        node = node.parent
+        yield node
+
+
+def preload_on_pages_with_math(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """A ``<link rel=preload>`` for the math font on a page that shows a formula."""
+    if not has_math(doctree):
+        return
+    href = context["pathto"](FONT_URL, 1)
+    link = f'<link rel="preload" href="{href}" as="font" type="font/woff2" crossorigin>'
+    context["metatags"] = context.get("metatags", "") + "\n" + link
+
+
+def check_font_covers_the_book(app: Sphinx, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    have = font_characters()
+    missing = {c: pages for c, pages in site_characters(Path(app.outdir)).items() if c not in have}
+    if missing:
+        lines = [f"U+{ord(c):04X} {c} ({unicodedata.name(c, '?')}) on {', '.join(sorted(p)[:3])}"
+                 for c, p in sorted(missing.items())]
+        raise MathFontMissesGlyphs(
+            "formulas use characters the book's math font lacks (a browser would draw them in "
+            "another font):\n  " + "\n  ".join(lines) + "\nWrite the font again from the built "
+            "site: .venv/bin/python tools/math_font.py (it needs Latin Modern Math: "
+            "apt-get install fonts-lmodern, or --source PATH/latinmodern-math.otf)")
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("html-page-context", preload_on_pages_with_math)
+    app.connect("build-finished", check_font_covers_the_book)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

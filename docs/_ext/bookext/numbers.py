@@ -1,0 +1,73 @@
+"""Glued numbers in the book's format: ``{glue:text}`key:.2e``` through
+:func:`ffnbook.display.format_number`.
+
+myst-nb's ``glue:text`` role writes a value with Python's ``format``, so a gap that is
+exactly zero reads "0.00e+00" and a ratio of two reads "2.0e+00". The book's role is
+myst-nb's with one change, the formatting: scientific notation only below 1e-3 and
+from a million on, an exact zero as ``0`` (the rule and its reasons are in
+:func:`~ffnbook.display.format_number`, which the package's tables use too). It is
+registered in myst-nb's ``glue`` domain in place of myst-nb's own, so pages keep
+writing ``{glue:text}``; the reader's notebooks format glued values the same way
+(:func:`plain_text`).
+"""
+
+from __future__ import annotations
+
+from ast import literal_eval
+
+from docutils import nodes
+from myst_nb.core.variables import RetrievalError
+from myst_nb.ext.glue.roles import PasteTextRole
+from myst_nb.ext.glue.utils import glue_warning, retrieve_glue_data
+from sphinx.application import Sphinx
+
+from ffnbook.display import format_number
+
+
+def plain_text(text: str, spec: str) -> str:
+    """A glued value's ``text/plain`` form, formatted by ``spec`` as the book prints it."""
+    try:
+        value = literal_eval(text)
+    except (SyntaxError, ValueError):
+        value = text
+    if spec in ("", "s"):  # no format: a number as Python writes it, but 0.0 as 0
+        return format_number(value, "") if isinstance(value, float) else str(value)
+    kind = spec[-1]
+    if kind == "s":
+        value = str(value)
+    elif kind in "bcdoxX":
+        value = int(value)
+    elif kind in "eEfFgGn%":
+        value = float(value)
+    return format_number(value, spec)
+
+
+class BookPasteTextRole(PasteTextRole):
+    """myst-nb's ``glue:text``, writing numbers with :func:`plain_text`."""
+
+    def run(self):
+        key, _, spec = self.text.rpartition(":") if ":" in self.text else ("", "", "")
+        if not key:
+            key, spec = self.text, "s"
+        if "::" in key:  # a value glued on another page: myst-nb resolves it later
+            return super().run()
+        try:
+            result = retrieve_glue_data(self.document, key)
+        except RetrievalError:
+            return super().run()  # myst-nb's own warning, with its hint
+        if "text/plain" not in result.data:
+            return super().run()
+        try:
+            text = plain_text(result.data["text/plain"], spec)
+        except Exception as exc:  # noqa: BLE001 - reported like myst-nb's own role
+            return [], [glue_warning(f"Failed to format text/plain data: {exc}", self.document,
+                                     self.line)]
+        node = nodes.inline(text, text, classes=["pasted-text"])
+        self.set_source_info(node)
+        return [node], []
+
+
+def setup(app: Sphinx) -> dict:
+    app.setup_extension("myst_nb")
+    app.add_role_to_domain("glue", "text", BookPasteTextRole(), override=True)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

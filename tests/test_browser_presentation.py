@@ -1,0 +1,201 @@
+"""Issue 22's presentation, held in a real browser at a phone's and a desktop's size.
+
+Debian's Chromium driven by Playwright, at 390 x 844 with touch and at 1,366 x 900, in
+the light and the dark theme where colours matter: the math font, self-checks, tables,
+glossary terms on a touch screen, the reading tools' label, the search controls and the
+glossary's letter bar. Skipped, with the reason printed, where Chromium or Playwright is
+missing; .ci/run installs Chromium so CI runs these.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from sitecheck import CHROMIUM, CHROMIUM_ARGS, serve
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+DESKTOP = {"viewport": {"width": 1366, "height": 900}}
+DEVICES = {"phone": PHONE, "desktop": DESKTOP}
+SCHEMES = ("light", "dark")
+
+pytestmark = pytest.mark.build
+
+if not shutil.which(CHROMIUM):
+    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)",
+                allow_module_level=True)
+playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need playwright")
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    with serve(site) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def open_page(browser, server):
+    contexts = []
+
+    def open_(name: str, device: str = "desktop", scheme: str = "light"):
+        context = browser.new_context(**DEVICES[device], color_scheme=scheme)
+        context.set_default_navigation_timeout(60_000)  # a busy machine loads pages slowly
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(server + name)
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+def rgb(page, css_colour: str) -> str:
+    """A CSS colour as the browser computes it (``rgb(r, g, b)``)."""
+    return page.evaluate("""c => { const e = document.createElement('span'); e.style.color = c;
+        document.body.append(e); const v = getComputedStyle(e).color; e.remove(); return v; }""", css_colour)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_formulas_are_drawn_in_the_books_math_font_at_the_texts_size(open_page, device):
+    page = open_page("parameter-count.html", device)
+    page.evaluate("document.fonts.ready")
+    family, loaded = page.evaluate("""() => [getComputedStyle(document.querySelector('math')).fontFamily,
+        [...document.fonts].filter(f => f.family.replace(/"/g, '') === 'FFN Book Math')
+                           .map(f => f.status)]""")
+    assert family.startswith('"FFN Book Math"')
+    assert loaded == ["loaded"]
+    # An inline formula's x is about as tall as the text's: its font size is 1.2 times the
+    # paragraph's (Latin Modern's x-height 0.43 em against the theme font's 0.52 em).
+    ratio = page.evaluate("""() => { const m = document.querySelector('p span.math math, p math');
+        return parseFloat(getComputedStyle(m).fontSize) / parseFloat(getComputedStyle(m.closest('p')).fontSize); }""")
+    assert ratio == pytest.approx(1.2, abs=0.01)
+
+
+def test_a_page_without_formulas_does_not_fetch_the_math_font(open_page):
+    page = open_page("glossary.html")
+    page.evaluate("document.fonts.ready")
+    if page.locator("article math").count():
+        pytest.skip("the glossary shows formulas now")
+    statuses = page.evaluate("""() => [...document.fonts].filter(f => f.family.replace(/"/g, '') === 'FFN Book Math')
+        .map(f => f.status)""")
+    assert "loaded" not in statuses
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("device", DEVICES)
+def test_self_check_uses_the_themes_button_and_keeps_the_question_clear_of_the_border(open_page, device, scheme):
+    page = open_page("position-independence.html", device, scheme)
+    quiz = page.locator("form.ffn-quiz").first
+    quiz.scroll_into_view_if_needed()
+    button = quiz.locator("button.ffn-check")
+    primary = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--pst-color-primary')")
+    assert button.evaluate("b => getComputedStyle(b).backgroundColor") == rgb(page, primary.strip())
+    legend, question, fieldset = (quiz.locator(s).bounding_box() for s in ("legend", ".ffn-quiz-question", "fieldset"))
+    assert question["y"] >= legend["y"] + legend["height"] - 1  # below the legend on the border
+    assert question["x"] + question["width"] <= fieldset["x"] + fieldset["width"]
+    group = quiz.locator("[role=radiogroup]")
+    assert group.get_attribute("aria-labelledby") == quiz.locator(".ffn-quiz-question").get_attribute("id")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tables_put_words_left_and_numbers_right_and_fit_the_phone(open_page, device):
+    page = open_page("width.html", device)
+    table = page.locator("article table:has(td.text-left)").first
+    aligns = table.evaluate("""t => [...t.rows[1].cells].map(c => [c.textContent.trim(), getComputedStyle(c).textAlign])""")
+    words = [a for text, a in aligns if not any(ch.isdigit() for ch in text)]
+    numbers = [a for text, a in aligns if text.replace(",", "").replace(".", "").replace("%", "").isdigit()]
+    assert words and set(words) == {"left"}
+    assert numbers and set(numbers) == {"right"}
+    # A model's name wraps onto three lines at most (not four).
+    lines = table.evaluate("""t => { const c = t.rows[1].cells[0], p = c.querySelector('p') || c;
+        return Math.round(p.getBoundingClientRect().height / parseFloat(getComputedStyle(p).lineHeight)); }""")
+    assert lines <= 3
+
+
+def test_first_tap_on_a_term_shows_its_definition_and_the_second_goes_to_the_glossary(open_page):
+    page = open_page("position-independence.html", "phone")
+    link = page.locator(".ffn-term.ffn-explained > a").first
+    link.scroll_into_view_if_needed()
+    link.tap()
+    tip = page.locator(".ffn-tip:visible")
+    tip.first.wait_for()
+    assert "position-independence" in page.url
+    link.tap()
+    page.wait_for_url("**/glossary.html#*")
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("device", DEVICES)
+def test_reading_tools_are_labelled_in_words_beside_the_other_header_buttons(open_page, device, scheme):
+    page = open_page("position-independence.html", device, scheme)
+    button = page.locator("details.ffn-tools > summary")
+    assert button.is_visible() and button.inner_text().strip() == "Reading tools"
+    boxes = page.evaluate("""() => [...document.querySelectorAll('.bd-header-article .btn, .bd-header-article summary')]
+        .filter(b => b.offsetParent).map(b => { const r = b.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom]; })""")
+    overlapping = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+                   if a[0] < b[1] - 1 and b[0] < a[1] - 1 and a[2] < b[3] - 1 and b[2] < a[3] - 1]
+    assert not overlapping
+    width = page.evaluate("document.documentElement.clientWidth")
+    assert all(right <= width for _, right, _, _ in boxes)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_search_page_has_one_search_field(open_page, device):
+    page = open_page("search.html", device)
+    fields = page.locator("input[type=search]:visible, .search-button-field:visible")
+    assert fields.count() == 1
+
+
+def test_a_desktop_reader_who_hides_the_sidebar_keeps_a_search_button(open_page):
+    page = open_page("position-independence.html", "desktop")
+    header_search = page.locator(".bd-header-article .search-button")
+    assert page.locator(".bd-sidebar-primary .search-button-field").is_visible()
+    assert header_search.is_hidden()  # the sidebar's field is the one search control
+    page.locator(".bd-header-article .primary-toggle").click()
+    header_search.wait_for(state="visible")
+    header_search.click()
+    page.locator(".search-button__search-container input, #pst-search-dialog input").first.wait_for(state="visible")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_glossary_has_a_letter_bar_and_names_on_their_own_line(open_page, device):
+    page = open_page("glossary.html", device)
+    letters = page.locator("nav.ffn-az a")
+    assert letters.count() > 10
+    width = page.evaluate("document.documentElement.clientWidth")
+    assert page.evaluate("() => document.querySelector('nav.ffn-az').getBoundingClientRect().right") <= width
+    letters.last.click()
+    target = page.evaluate("location.hash.slice(1)")
+    top = page.evaluate("id => document.getElementById(decodeURIComponent(id)).getBoundingClientRect().top", target)
+    assert 0 <= top < 844
+    also = page.locator("dd > p.ffn-also").first
+    definition = also.locator("xpath=following-sibling::p[1]")
+    assert also.bounding_box()["y"] + also.bounding_box()["height"] <= definition.bounding_box()["y"] + 1
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_no_page_scrolls_sideways(open_page, device):
+    for name in ("index.html", "parameter-count.html", "position-independence.html", "glossary.html"):
+        page = open_page(name, device)
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth"), name
+
+
+def test_a_tap_on_a_figure_opens_its_svg_full_size(open_page, site):
+    page = open_page("anatomy.html", "phone")
+    links = page.locator("figure a.ffn-figure-link")
+    assert links.count() == page.locator("figure img[src$='.svg']").count() > 0
+    href = links.first.get_attribute("href")
+    assert href.startswith("_images/") and (site / href).is_file()
+    links.first.scroll_into_view_if_needed()
+    links.first.tap()
+    page.wait_for_url("**/_images/*.svg")

@@ -1,0 +1,56 @@
+"""The book's math font (bookext.mathfont): the committed subset, its licence, and the
+build check that fails when a formula needs a character the font lacks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bookext import mathfont
+
+
+def test_a_one_letter_identifier_is_drawn_in_its_italic_form():
+    chars = mathfont.needed_characters(
+        "<math><mi>x</mi><mi>h</mi><mi>β</mi><mi>FFN</mi><mi mathvariant=\"normal\">d</mi>"
+        "<mo>&#x2061;</mo><mo>&lt;</mo><mtext> in </mtext><mn>12</mn></math>")
+    # U+1D465 MATHEMATICAL ITALIC SMALL X, U+210E PLANCK CONSTANT (italic h), U+1D6FD italic beta.
+    assert chars == {"\U0001d465", "\u210e", "\U0001d6fd", "F", "N", "d", "<", "i", "n", "1", "2"}
+
+
+def test_the_committed_font_is_a_renamed_subset_with_a_math_table_and_its_licence():
+    from fontTools.ttLib import TTFont
+
+    font = TTFont(mathfont.FONT_FILE)
+    assert "MATH" in font  # what makes fractions, radicals and stretchy brackets right
+    assert font["name"].getDebugName(1) == mathfont.FAMILY  # not "Latin Modern Math"
+    assert "Jackowski" in font["name"].getDebugName(0)  # the copyright stays
+    assert mathfont.FONT_FILE.stat().st_size < 40_000  # a subset, not the 380 KB font
+    licence = (mathfont.FONT_DIR / "ffnbook-math-LICENSE.txt").read_text(encoding="utf-8")
+    assert "GUST Font License" in licence and "LaTeX Project Public License" in licence
+    have = mathfont.font_characters()
+    for c in "0123456789+-=()[]abcxyzABCXYZ" + "".join(chr(0x1D44E + i) for i in range(26) if i != 7):
+        assert c in have, c
+
+
+def test_the_stylesheet_names_the_font_for_math():
+    css = (Path(mathfont.FONT_DIR).parent / "ffnbook.css").read_text(encoding="utf-8")
+    assert f'font-family: "{mathfont.FAMILY}"' in css
+    assert 'url("fonts/ffnbook-math.woff2")' in css
+    assert f'math {{ font-family: "{mathfont.FAMILY}", math;' in css
+
+
+class FakeApp:
+    def __init__(self, outdir):
+        self.outdir = outdir
+        self.builder = type("B", (), {"format": "html"})()
+
+
+def test_a_formula_with_a_character_the_font_lacks_fails_the_build_naming_it(tmp_path):
+    (tmp_path / "fine.html").write_text("<p><math><mi>x</mi><mo>+</mo><mn>1</mn></math></p>")
+    mathfont.check_font_covers_the_book(FakeApp(tmp_path), None)  # covered: no error
+    (tmp_path / "page.html").write_text("<p><math><mi>\u2135</mi></math></p>")  # ALEF SYMBOL
+    with pytest.raises(mathfont.MathFontMissesGlyphs) as failure:
+        mathfont.check_font_covers_the_book(FakeApp(tmp_path), None)
+    message = str(failure.value)
+    assert "U+2135" in message and "page.html" in message and "tools/math_font.py" in message
