@@ -588,8 +588,8 @@ def train_on_facts(world: FactWorld, train_facts, model_config: ModelConfig,
         stream.record(0, model)
         model.train()
         for step in range(1, train_config.steps + 1):
-            batch = stream.batch()
-            logits = model(batch.tokens, query_only=True)
+            batch = stream.batch()  # fresh prompts about random training facts
+            logits = model(batch.tokens, query_only=True)  # scores at → only
             loss = nn.functional.cross_entropy(logits, torch.from_numpy(batch.answers))
             optimiser.zero_grad()
             loss.backward()
@@ -758,6 +758,26 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
         torch.use_deterministic_algorithms(old_deterministic)
     return [TrainResult(m, init, s.history, replace(model_config, d_ff=m.config.d_ff), c)
             for m, init, s, c in zip(models, initial, streams, configs)]
+
+
+def training_flops(model_config: ModelConfig, train_config: TrainConfig, n_replicas: int = 1) -> float:
+    """The usual estimate of training compute, 6 × parameters × tokens, for ``n_replicas`` models.
+
+    Forward and backward pass together cost about six floating-point
+    operations per parameter and token (two for the forward multiply-add,
+    four for the two products of the backward pass). Every parameter is
+    counted, embeddings included, and every token of every prompt, though
+    training scores only the last: a lower bound on the work a step does is
+    this count divided by the machine's peak rate.
+
+    >>> c = ModelConfig(vocab_size=10, seq_len=4, d_model=8, n_heads=2, d_ff=16, n_blocks=1)
+    >>> training_flops(c, TrainConfig(steps=10, batch_size=2))  # 6 * 728 parameters * 10 * 2 * 4 tokens
+    349440.0
+    """
+    n_replicas = require_positive_int(n_replicas, "n_replicas")
+    parameters = sum(p.numel() for p in TinyTransformer(model_config).parameters())
+    tokens = train_config.steps * train_config.batch_size * model_config.seq_len
+    return 6.0 * parameters * tokens * n_replicas
 
 
 def first_step_reaching(history: dict, key: str, level: float) -> int | None:
