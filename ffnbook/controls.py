@@ -31,8 +31,9 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import betainc, betaincinv, logsumexp
 
-from ._checks import require_positive_int
-from .facts import FactWorld, check_facts
+from ._checks import (as_index_array, describe, require_instance, require_int, require_number, require_positive_int,
+                      require_sequence)
+from .facts import FactWorld, check_facts, check_world
 
 #: The L2 penalty of :func:`fit_additive_baseline` (the loss is a mean over facts): weak enough
 #: to let the fit use every weight, strong enough to keep the weights finite when some
@@ -47,7 +48,7 @@ def chance_recall(world: FactWorld) -> float:
     >>> chance_recall(make_world(2, 2, 8, seed=0))
     0.125
     """
-    return 1.0 / world.n_objects
+    return 1.0 / check_world(world).n_objects
 
 
 class AdditiveBaseline(NamedTuple):
@@ -60,7 +61,12 @@ class AdditiveBaseline(NamedTuple):
 
     def scores(self, facts) -> np.ndarray:
         """The object scores of each (subject, relation) row, shape ``(n, n_objects)``."""
-        facts = np.asarray(facts)
+        facts = as_index_array(facts, "facts", ndim=2, what="(subject, relation) ids")
+        if facts.shape[1] != 2 or len(facts) == 0:
+            raise ValueError(f"facts must be (subject, relation) rows, shape (n >= 1, 2), got shape {facts.shape}")
+        for column, table, what in ((0, self.subject, "subject"), (1, self.relation, "relation")):
+            if facts[:, column].max() >= len(table):
+                raise ValueError(f"facts name {what} {facts[:, column].max()}, the baseline knows {len(table)}")
         return self.subject[facts[:, 0]] + self.relation[facts[:, 1]] + self.bias
 
     def guesses(self, facts) -> np.ndarray:
@@ -78,7 +84,7 @@ def _design(facts: np.ndarray, n_subjects: int, n_relations: int) -> np.ndarray:
     return x
 
 
-def additive_objective(theta: np.ndarray, design: np.ndarray, answers: np.ndarray, n_objects: int,
+def _additive_objective(theta: np.ndarray, design: np.ndarray, answers: np.ndarray, n_objects: int,
                        penalty: float) -> tuple[float, np.ndarray]:
     """The baseline's loss and gradient at ``theta``, the flattened ``(S + R + 1, n_objects)`` weights.
 
@@ -108,14 +114,16 @@ def fit_additive_baselines(worlds: Sequence[FactWorld], train_facts: Sequence, *
     convex; the run stops when no gradient entry exceeds 1e-8 (tests check
     each fit's optimality conditions independently).
     """
-    if not (isinstance(penalty, float) and penalty > 0):
-        raise ValueError(f"penalty must be a positive float, got {penalty!r}")
-    if len(worlds) != len(train_facts) or not worlds:
-        raise ValueError(f"give one list of training facts per world, got {len(worlds)} worlds and "
-                         f"{len(train_facts)} fact lists")
+    penalty = require_number(penalty, "penalty", low=0, low_open=True)
+    worlds = require_sequence(worlds, "worlds", item=lambda w, label: require_instance(w, label, FactWorld))
+    if len(worlds) > 1024:
+        raise ValueError(f"worlds must hold at most 1,024 worlds, got {len(worlds)}")
+    train_facts = require_sequence(train_facts, "train_facts", expected="a list of fact arrays, one per world")
+    if len(worlds) != len(train_facts):
+        raise ValueError(f"train_facts must hold one fact array per world ({len(worlds)}), got {len(train_facts)}")
     problems = []
-    for world, facts in zip(worlds, train_facts):
-        facts = check_facts(world, facts)
+    for i, (world, facts) in enumerate(zip(worlds, train_facts)):
+        facts = check_facts(world, facts, f"train_facts[{i}]")
         design = _design(facts, world.n_subjects, world.n_relations)
         problems.append((design, world.answers(facts), world.n_objects, design.shape[1] * world.n_objects))
     cuts = np.cumsum([0] + [p[3] for p in problems])
@@ -123,7 +131,7 @@ def fit_additive_baselines(worlds: Sequence[FactWorld], train_facts: Sequence, *
     def joint(theta):
         loss, grads = 0.0, []
         for (design, answers, n_objects, _), lo, hi in zip(problems, cuts[:-1], cuts[1:]):
-            value, grad = additive_objective(theta[lo:hi], design, answers, n_objects, penalty)
+            value, grad = _additive_objective(theta[lo:hi], design, answers, n_objects, penalty)
             loss += value
             grads.append(grad)
         return loss, np.concatenate(grads)
@@ -140,7 +148,8 @@ def fit_additive_baselines(worlds: Sequence[FactWorld], train_facts: Sequence, *
 
 def fit_additive_baseline(world: FactWorld, train_facts, *, penalty: float = BASELINE_PENALTY) -> AdditiveBaseline:
     """Fit the interaction-free baseline to ``train_facts`` of ``world`` (see :func:`fit_additive_baselines`)."""
-    return fit_additive_baselines([world], [train_facts], penalty=penalty)[0]
+    return fit_additive_baselines([check_world(world)], [check_facts(world, train_facts, "train_facts")],
+                                  penalty=penalty)[0]
 
 
 def baseline_recall(world: FactWorld, facts, baseline: AdditiveBaseline | None = None) -> float:
@@ -150,7 +159,13 @@ def baseline_recall(world: FactWorld, facts, baseline: AdditiveBaseline | None =
     needed: its answer does not depend on the filler.
     """
     facts = check_facts(world, facts)
-    baseline = fit_additive_baseline(world, facts) if baseline is None else baseline
+    if baseline is None:
+        baseline = fit_additive_baseline(world, facts)
+    require_instance(baseline, "baseline", AdditiveBaseline)
+    if baseline.subject.shape != (world.n_subjects, world.n_objects) or \
+            baseline.relation.shape != (world.n_relations, world.n_objects):
+        raise ValueError(f"baseline must be fitted to a world of this shape ({world.n_subjects} subjects, "
+                         f"{world.n_relations} relations, {world.n_objects} objects)")
     return float(np.mean(baseline.guesses(facts) == world.answers(facts)))
 
 
@@ -178,13 +193,9 @@ def binomial_summary(k: int, n: int, chance: float, *, confidence: float = 0.95)
     (4, 64, 0.0173, 0.1524, 0.14)
     """
     n = require_positive_int(n, "n")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= n:
-        raise ValueError(f"k must be an integer in [0, n={n}], got {k!r}")
-    if not 0.0 < chance < 1.0:
-        raise ValueError(f"chance must lie in (0, 1), got {chance}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
-    k = int(k)
+    k = require_int(k, "k", minimum=0, maximum=n)
+    chance = require_number(chance, "chance", low=0, high=1, low_open=True, high_open=True)
+    confidence = require_number(confidence, "confidence", low=0, high=1, low_open=True, high_open=True)
     alpha = 1.0 - confidence
     low = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, alpha / 2))
     high = 1.0 if k == n else float(betaincinv(k + 1, n - k, 1 - alpha / 2))
@@ -207,9 +218,8 @@ def spread(values: Sequence[float]) -> Spread:
     >>> spread([0.5, 0.75, 1.0])
     Spread(mean=0.75, low=0.5, high=1.0, n=3)
     """
-    values = np.asarray(list(values), dtype=np.float64)
-    if values.ndim != 1 or len(values) == 0 or not np.all(np.isfinite(values)):
-        raise ValueError(f"values must be a non-empty sequence of finite numbers, got {values!r}")
+    values = np.array(require_sequence(values, "values", expected="a list of numbers",
+                                       item=lambda v, label: require_number(v, label)), dtype=np.float64)
     return Spread(float(values.mean()), float(values.min()), float(values.max()), len(values))
 
 
@@ -226,6 +236,14 @@ def recall_table(entries: Sequence[tuple[str, object]]) -> "MarkdownTable":
     """
     from .display import MarkdownTable
 
+    def entry(e, label):
+        if not (isinstance(e, (tuple, list)) and len(e) == 2 and isinstance(e[0], str)):
+            raise TypeError(f"{label} must be a (label, value) pair, got {describe(e)}")
+        if not isinstance(e[1], (Spread, BinomialSummary)):
+            require_number(e[1], f"{label}[1]", low=0, high=1)
+        return e
+
+    entries = require_sequence(entries, "entries", item=entry)
     rows = []
     for label, value in entries:
         if isinstance(value, Spread):

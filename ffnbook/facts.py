@@ -258,7 +258,11 @@ def swap_facts(world: FactWorld, prompts: Prompts, facts) -> Prompts:
     ('w2 s0 w0 r0 →', 'w2 s2 w0 r1 →')
     """
     facts = check_facts(world, facts)
+    if not isinstance(prompts, Prompts):
+        raise TypeError(f"prompts must be Prompts (make_prompts, fact_prompts), got {describe(prompts)}")
     n = len(prompts.tokens)
+    if np.asarray(prompts.tokens).max(initial=0) >= world.vocab_size:
+        raise ValueError(f"prompts must be of this world: they hold token ids beyond its {world.vocab_size}")
     if facts.shape[0] != n:
         raise ValueError(f"facts must have one row per prompt ({n}), got {facts.shape[0]}")
     rows = np.arange(n)
@@ -278,6 +282,7 @@ def other_answer_facts(world: FactWorld, facts, *, seed: int) -> np.ndarray:
     True
     """
     facts = check_facts(world, facts)
+    seed = require_seed(seed)
     answers = world.answers(facts)
     if len(np.unique(answers)) < 2:
         raise ValueError("facts must have at least two different answers to find each one with another")

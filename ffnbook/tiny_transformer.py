@@ -39,7 +39,7 @@ import torch
 from torch import nn
 
 from ._checks import (as_float_array, describe, require_bool, require_index, require_instance, require_number,
-                      require_positive_int, require_seed, require_tensor_size)
+                      require_positive_int, require_seed, require_sequence, require_tensor_size)
 from .attention import AttentionParams, check_attention_params
 from .block import LN_EPS, transformer_block
 from .facts import FactWorld, Prompts, check_facts, check_world, make_prompts, repeat_facts
@@ -241,7 +241,8 @@ class TinyTransformer(nn.Module):
         (their values cannot be inspected under ``torch.vmap``, which
         :func:`train_replicas` uses after checking them).
         """
-        if check:
+        if require_bool(check, "check"):
+            require_bool(query_only, "query_only")
             tokens = self._check_tokens(tokens)
         x = self.embed(tokens) + self.position(torch.arange(tokens.shape[-1]))
         for block in self.blocks:
@@ -569,6 +570,7 @@ def train_on_facts(world: FactWorld, train_facts, model_config: ModelConfig,
     train_facts = check_facts(world, train_facts, "train_facts")
     require_instance(model_config, "model_config", ModelConfig)
     require_instance(train_config, "train_config", TrainConfig)
+    without_ffn = require_bool(without_ffn, "without_ffn")
     if model_config.vocab_size != world.vocab_size:
         raise ValueError(f"model_config.vocab_size is {model_config.vocab_size}, the world has {world.vocab_size} tokens")
     if held_out_facts is not None:
@@ -690,19 +692,26 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
     """
     from torch.func import functional_call, stack_module_state
 
-    replicas = [r if isinstance(r, Replica) else Replica(*r) for r in replicas]
-    if not replicas:
-        raise ValueError("train_replicas needs at least one replica")
+    require_instance(model_config, "model_config", ModelConfig)
+    require_instance(train_config, "train_config", TrainConfig)
+    replicas = require_sequence(replicas, "replicas", expected="a list of Replica",
+                                item=lambda r, label: require_instance(r, label, Replica))
+    if len(replicas) > 1024:
+        raise ValueError(f"replicas must hold at most 1,024 models, got {len(replicas)}")
     checked = []
     for i, r in enumerate(replicas):
+        check_world(r.world)
+        require_seed(r.seed, f"replicas[{i}].seed")
         if r.world.vocab_size != model_config.vocab_size:
-            raise ValueError(f"replica {i}: its world has {r.world.vocab_size} tokens, "
+            raise ValueError(f"replicas[{i}]: its world has {r.world.vocab_size} tokens, "
                              f"model_config.vocab_size is {model_config.vocab_size}")
         if r.d_ff is not None and (isinstance(r.d_ff, bool) or not isinstance(r.d_ff, (int, np.integer))
                                    or not 0 <= r.d_ff <= model_config.d_ff):
-            raise ValueError(f"replica {i}: d_ff must be None or an integer in [0, {model_config.d_ff}], got {r.d_ff!r}")
-        held = None if r.held_out_facts is None else check_facts(r.world, r.held_out_facts)
-        checked.append(r._replace(train_facts=check_facts(r.world, r.train_facts), held_out_facts=held,
+            raise ValueError(f"replicas[{i}].d_ff must be None or an integer in [0, {model_config.d_ff}], got {r.d_ff!r}")
+        held = None if r.held_out_facts is None else check_facts(r.world, r.held_out_facts,
+                                                                  f"replicas[{i}].held_out_facts")
+        checked.append(r._replace(train_facts=check_facts(r.world, r.train_facts, f"replicas[{i}].train_facts"),
+                                  held_out_facts=held,
                                   seed=int(r.seed), d_ff=None if r.d_ff is None else int(r.d_ff)))
     replicas = checked
     configs = [replace(train_config, seed=r.seed) for r in replicas]
@@ -774,6 +783,8 @@ def training_flops(model_config: ModelConfig, train_config: TrainConfig, n_repli
     >>> training_flops(c, TrainConfig(steps=10, batch_size=2))  # 6 * 728 parameters * 10 * 2 * 4 tokens
     349440.0
     """
+    require_instance(model_config, "model_config", ModelConfig)
+    require_instance(train_config, "train_config", TrainConfig)
     n_replicas = require_positive_int(n_replicas, "n_replicas")
     parameters = sum(p.numel() for p in TinyTransformer(model_config).parameters())
     tokens = train_config.steps * train_config.batch_size * model_config.seq_len

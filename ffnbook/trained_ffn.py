@@ -28,7 +28,8 @@ import numpy as np
 import torch
 
 from ._checks import (as_float_array, as_index_array, describe, require_choice, require_index, require_instance,
-                      require_names, require_nonnegative_int, require_number, require_positive_int, require_sequence)
+                      require_names, require_nonnegative_int, require_number, require_positive_int, require_seed,
+                      require_sequence)
 from .block import _influence_panels, influence_matrix
 from .controls import chance_recall  # noqa: F401  (the floor every recall here is compared with)
 from .facts import FactWorld, Prompts, check_facts, check_world, fact_prompts, make_world
@@ -68,6 +69,7 @@ def position_classes(prompts: Prompts) -> np.ndarray:
     >>> [POSITION_CLASSES[c] for c in position_classes(p)[0]]
     ['filler', 'filler', 'subject', 'relation', 'query']
     """
+    check_prompts(prompts)
     n, seq_len = prompts.tokens.shape
     classes = np.full((n, seq_len), POSITION_CLASSES.index("filler"))
     rows = np.arange(n)
@@ -77,7 +79,7 @@ def position_classes(prompts: Prompts) -> np.ndarray:
     return classes
 
 
-def site_mask(prompts: Prompts, where: str) -> torch.Tensor:
+def _site_mask(prompts: Prompts, where: str) -> torch.Tensor:
     """Bool ``(n, seq_len)``: the positions of kind ``where`` (a name of :data:`ABLATION_SITES`)."""
     if where not in ABLATION_SITES:
         raise ValueError(f"where must be one of {ABLATION_SITES}, got {where!r}")
@@ -87,7 +89,7 @@ def site_mask(prompts: Prompts, where: str) -> torch.Tensor:
     return torch.from_numpy(classes == POSITION_CLASSES.index(where))
 
 
-def class_means(outputs: torch.Tensor, classes: np.ndarray) -> torch.Tensor:
+def _class_means(outputs: torch.Tensor, classes: np.ndarray) -> torch.Tensor:
     """For every prompt and position, the mean of ``outputs`` over the prompts with the same kind of token there.
 
     ``outputs`` is ``(n, seq_len, d)``, ``classes`` the ``(n, seq_len)`` of
@@ -108,14 +110,15 @@ def mean_outputs(model: TinyTransformer, prompts: Prompts) -> dict[str, list[tor
     """Per block, each sublayer's mean output for every prompt and position, ``(n, seq_len, d_model)``.
 
     The mean runs over the prompts with the same kind of position there
-    (:func:`class_means`); it is what mean ablation writes in place of the
+    (:func:`_class_means`); it is what mean ablation writes in place of the
     sublayer's real output.
     """
+    check_prompts(prompts, check_transformer(model))
     classes = position_classes(prompts)
     with torch.no_grad():
         trace = model.trace(prompts.tokens)
-    return {"ffn": [class_means(t, classes) for t in trace.ffn_outputs],
-            "attention": [class_means(t, classes) for t in trace.attention_outputs]}
+    return {"ffn": [_class_means(t, classes) for t in trace.ffn_outputs],
+            "attention": [_class_means(t, classes) for t in trace.attention_outputs]}
 
 
 def ablation_study(model: TinyTransformer, world: FactWorld, prompts: Prompts) -> list[dict]:
@@ -132,7 +135,7 @@ def ablation_study(model: TinyTransformer, world: FactWorld, prompts: Prompts) -
     """
     check_world(world)
     means = mean_outputs(model, prompts)
-    masks = {where: site_mask(prompts, where) for where in ABLATION_SITES}
+    masks = {where: _site_mask(prompts, where) for where in ABLATION_SITES}
     n_blocks = len(model.blocks)
     rows = [{"part": "none", "blocks": (), "method": "none", "where": "none",
              "recall": recall(model, world, prompts)}]
@@ -157,12 +160,25 @@ def ablated_recall(rows: list[dict], part: str, blocks: Sequence[int] = (), meth
     rows = _ablation_rows(rows)
     require_choice(part, "part", ("none", "ffn", "attention"))
     require_choice(method, "method", ("none", *ABLATION_METHODS))
+    require_choice(where, "where", ABLATION_SITES)
     blocks = tuple(require_sequence(blocks, "blocks", min_len=0, item=require_nonnegative_int))
     for row in rows:
-        if row["part"] == part and (part == "none" or (row["blocks"] == tuple(blocks) and row["method"] == method
-                                                      and row["where"] == where)):
+        if row["part"] == part and (part == "none" or (tuple(row["blocks"]) == blocks and row["method"] == method
+                                                      and row.get("where", "all") == where)):
             return row["recall"]
-    raise KeyError(f"no ablation row for part={part!r}, blocks={tuple(blocks)}, method={method!r}, where={where!r}")
+    raise ValueError(f"rows hold no ablation row for part={part!r}, blocks={blocks}, method={method!r}, "
+                     f"where={where!r}")
+
+
+def _ablation_rows(rows, name: str = "rows") -> list[dict]:
+    """Rows of :func:`ablation_study`: dicts with part, blocks, method and a recall in [0, 1]."""
+    def row(r, label):
+        if not isinstance(r, dict) or not {"part", "blocks", "method", "recall"} <= r.keys():
+            raise TypeError(f"{label} must be a row of ablation_study(), a dict with keys part, blocks, method and "
+                            f"recall, got {describe(r)}")
+        require_number(r["recall"], f"{label}['recall']", low=0, high=1)
+        return r
+    return require_sequence(rows, name, expected="a list of ablation_study() rows", item=row)
 
 
 def ablation_grid(studies: Sequence[list[dict]], method: str) -> dict:
@@ -173,8 +189,8 @@ def ablation_grid(studies: Sequence[list[dict]], method: str) -> dict:
     "high"}``, the last three ``(len(rows), len(sites))`` arrays; one row per
     block's FFN and attention, FFN first.
     """
-    if method not in ABLATION_METHODS:
-        raise ValueError(f"method must be one of {ABLATION_METHODS}, got {method!r}")
+    studies = _studies(studies)
+    require_choice(method, "method", ABLATION_METHODS)
     n_blocks = 1 + max(b for r in studies[0] for b in r["blocks"])
     rows = [(part, b) for b in range(n_blocks) for part in ("ffn", "attention")]
     values = np.array([[[ablated_recall(study, part, (b,), method, where) for where in ABLATION_SITES]
@@ -183,10 +199,23 @@ def ablation_grid(studies: Sequence[list[dict]], method: str) -> dict:
             "high": values.max(axis=0)}
 
 
+def _studies(studies, name: str = "studies") -> list:
+    """One :func:`ablation_study` per seed, all with rows for the same blocks."""
+    studies = require_sequence(studies, name, expected="a list of ablation_study() results, one per seed",
+                               item=lambda rows, label: _ablation_rows(rows, label))
+    if not any(r["blocks"] for r in studies[0]):
+        raise ValueError(f"{name}[0] holds no ablation of any block")
+    return studies
+
+
 def grid_value(grid: dict, part: str, block: int, where: str, stat: str = "mean") -> float:
     """One cell of :func:`ablation_grid`: ``stat`` (``"mean"``, ``"low"`` or ``"high"``) for a sublayer and site."""
-    if stat not in ("mean", "low", "high"):
-        raise ValueError(f"stat must be 'mean', 'low' or 'high', got {stat!r}")
+    if not isinstance(grid, dict) or not {"rows", "sites", "mean", "low", "high"} <= grid.keys():
+        raise TypeError(f"grid must be the dict of ablation_grid(), got {describe(grid)}")
+    require_choice(part, "part", ("ffn", "attention"))
+    block = require_index(block, "block", len(grid["rows"]) // 2, of="the grid's blocks")
+    require_choice(where, "where", grid["sites"])
+    require_choice(stat, "stat", ("mean", "low", "high"))
     return float(grid[stat][grid["rows"].index((part, block)), grid["sites"].index(where)])
 
 
@@ -207,6 +236,8 @@ def ablation_figure(studies: Sequence[list[dict]], chance: float) -> BookFigure:
     """
     from matplotlib.colors import LinearSegmentedColormap
 
+    studies = _studies(studies)
+    chance = require_number(chance, "chance", low=0, high=1, low_open=True)
     cmap = LinearSegmentedColormap.from_list("ffnbook_recall", ["#3b1e00", PALETTE[1], "#fff4e6"])
     intact = float(np.mean([ablated_recall(s, "none") for s in studies]))
     fig = new_figure(6.4, 7.4)
@@ -241,18 +272,20 @@ def ablation_figure(studies: Sequence[list[dict]], chance: float) -> BookFigure:
         f"chance is {100 * chance:.1f}%. " + ". ".join(described) + "."))
 
 
-def held_out_hits(model: TinyTransformer, world: FactWorld, held_out_facts, seq_len: int, *, n_contexts: int = 4,
+def held_out_hits(model: TinyTransformer, world: FactWorld, held_out_facts, *, n_contexts: int = 4,
                   seed: int) -> int:
     """How many held-out facts the model names, one answer per fact.
 
-    Each fact is asked in ``n_contexts`` fresh prompts; the model's scores
+    Each fact is asked in ``n_contexts`` fresh prompts of the model's length; the model's scores
     are averaged over them and the highest-scoring object is its answer. One
     answer per fact makes the count a sum of independent trials: a model that
     knows nothing of these facts is right for each with probability
     ``1 / n_objects``, since their objects were drawn at random.
     """
-    held_out_facts = check_facts(world, held_out_facts)
-    prompts = fact_prompts(world, held_out_facts, n_contexts, seq_len, seed=seed)
+    check_transformer(model)
+    held_out_facts = check_facts(world, held_out_facts, "held_out_facts")
+    n_contexts = require_positive_int(n_contexts, "n_contexts", maximum=10_000)
+    prompts = fact_prompts(world, held_out_facts, n_contexts, model.config.seq_len, seed=seed)
     logits = answer_logits(model, prompts)
     mean = logits.reshape(len(held_out_facts), n_contexts, -1).mean(dim=1)
     return int((guessed_objects(mean, world) == world.object_token(world.answers(held_out_facts))).sum())
@@ -272,9 +305,15 @@ def patching_study(model: TinyTransformer, world: FactWorld, prompts: Prompts, d
     object, and with their own. A sublayer whose output carries the fact
     moves the answer; one that only routes or formats does not.
     """
-    if not (np.array_equal(prompts.subject_position, donors.subject_position)
+    check_prompts(prompts, check_transformer(model))
+    check_world(world)
+    if not isinstance(donors, Prompts):
+        raise TypeError(f"donors must be Prompts from ffnbook.facts.swap_facts, got {describe(donors)}")
+    sites = require_names(sites, "sites", ABLATION_SITES)
+    if not (donors.tokens.shape == prompts.tokens.shape
+            and np.array_equal(prompts.subject_position, donors.subject_position)
             and np.array_equal(prompts.relation_position, donors.relation_position)):
-        raise ValueError("donors must have the prompts' positions (make them with ffnbook.facts.swap_facts)")
+        raise ValueError("donors must have the prompts' shape and positions (make them with ffnbook.facts.swap_facts)")
     with torch.no_grad():
         donor_trace = model.trace(donors.tokens)
     outputs = {"ffn": donor_trace.ffn_outputs, "attention": donor_trace.attention_outputs}
@@ -282,7 +321,7 @@ def patching_study(model: TinyTransformer, world: FactWorld, prompts: Prompts, d
     for block in range(len(model.blocks)):
         for part in ("ffn", "attention"):
             for where in sites:
-                knock = {block: Knock(outputs[part][block], site_mask(prompts, where))}
+                knock = {block: Knock(outputs[part][block], _site_mask(prompts, where))}
                 guess = guessed_objects(answer_logits(model, prompts, **{f"{part}_ablation": knock}), world)
                 rows.append({"part": part, "block": block, "where": where,
                              "moved": float(np.mean(guess == donors.answers)),
@@ -292,16 +331,43 @@ def patching_study(model: TinyTransformer, world: FactWorld, prompts: Prompts, d
 
 def patched(rows: list[dict], part: str, block: int, where: str, key: str = "moved") -> float:
     """One value (``"moved"`` or ``"kept"``) of :func:`patching_study`."""
+    rows = _patching_rows(rows)
+    require_choice(part, "part", ("ffn", "attention"))
+    block = require_nonnegative_int(block, "block")
+    require_choice(where, "where", ABLATION_SITES)
+    require_choice(key, "key", ("moved", "kept"))
     for row in rows:
         if row["part"] == part and row["block"] == block and row["where"] == where:
             return row[key]
-    raise KeyError(f"no patching row for part={part!r}, block={block}, where={where!r}")
+    raise ValueError(f"rows hold no patching row for part={part!r}, block={block}, where={where!r}")
+
+
+def _patching_rows(rows, name: str = "rows") -> list[dict]:
+    """Rows of :func:`patching_study`: dicts with part, block, where, moved and kept."""
+    def row(r, label):
+        if not isinstance(r, dict) or not {"part", "block", "where", "moved", "kept"} <= r.keys():
+            raise TypeError(f"{label} must be a row of patching_study(), a dict with keys part, block, where, moved "
+                            f"and kept, got {describe(r)}")
+        for key in ("moved", "kept"):
+            require_number(r[key], f"{label}[{key!r}]", low=0, high=1)
+        return r
+    return require_sequence(rows, name, expected="a list of patching_study() rows", item=row)
 
 
 def patching_table(studies: Sequence[list[dict]], conditions: Sequence[tuple[str, int, str]]):
     """Mean and range over seeds of :func:`patching_study`: one row per ``(part, block, where)``."""
     from .display import MarkdownTable
 
+    studies = require_sequence(studies, "studies", expected="a list of patching_study() results, one per seed",
+                               item=lambda rows, label: _patching_rows(rows, label))
+
+    def condition(c, label):
+        if not isinstance(c, (tuple, list)) or len(c) != 3:
+            raise TypeError(f"{label} must be a (part, block, where) tuple, got {describe(c)}")
+        return (require_choice(c[0], f"{label}[0]", ("ffn", "attention")), require_nonnegative_int(c[1], f"{label}[1]"),
+                require_choice(c[2], f"{label}[2]", ABLATION_SITES))
+
+    conditions = require_sequence(conditions, "conditions", item=condition)
     rows = []
     for part, block, where in conditions:
         moved = np.array([patched(s, part, block, where, "moved") for s in studies])
@@ -342,8 +408,7 @@ def answer_activations(model: TinyTransformer, prompts: Prompts, n_contexts: int
     """
     check_prompts(prompts, check_transformer(model))
     n_contexts = require_positive_int(n_contexts, "n_contexts")
-    if where not in ("query", "subject", "relation"):
-        raise ValueError(f"where must be 'query', 'subject' or 'relation' (one per prompt), got {where!r}")
+    require_choice(where, "where", ("query", "subject", "relation"))
     n = len(prompts.tokens)
     if n % n_contexts:
         raise ValueError(f"n_contexts={n_contexts} does not divide the {n} prompts into groups, one per fact")
@@ -391,7 +456,7 @@ class NeuronReading(NamedTuple):
     promoted: tuple  #: token ids its value raises most, highest first
 
 
-def detected_features(facts: np.ndarray, chosen: np.ndarray) -> list[tuple[str, int]]:
+def _detected_features(facts: np.ndarray, chosen: np.ndarray) -> list[tuple[str, int]]:
     """The input features a unit responds to: subjects and relations more than half of whose facts are ``chosen``.
 
     ``facts`` is the ``(n_facts, 2)`` table the unit was read on, ``chosen``
@@ -399,7 +464,7 @@ def detected_features(facts: np.ndarray, chosen: np.ndarray) -> list[tuple[str, 
     3's facts, whatever their relation, responds to subject 3.
 
     >>> table = np.array([[s, r] for s in range(3) for r in range(2)])  # facts (0, 0), (0, 1), (1, 0), ...
-    >>> detected_features(table, np.array([0, 1, 4]))  # both facts of subject 0, one of subject 2
+    >>> _detected_features(table, np.array([0, 1, 4]))  # both facts of subject 0, one of subject 2
     [('subject', 0), ('relation', 0)]
     """
     facts, chosen = np.asarray(facts), np.asarray(chosen)
@@ -414,7 +479,7 @@ def detected_features(facts: np.ndarray, chosen: np.ndarray) -> list[tuple[str, 
 
 def _explained_by_unrelated_features(facts: np.ndarray, chosen: np.ndarray) -> bool:
     """Whether two or more detected features, and no single one, hold every strong fact."""
-    features = detected_features(facts, chosen)
+    features = _detected_features(facts, chosen)
     if len(features) < 2:
         return False
     columns = {"subject": 0, "relation": 1}
@@ -440,7 +505,7 @@ def read_neurons(activations, facts, answers, value_scores, object_tokens, *, st
     A unit is ``"memory"`` when all its strong facts share one answer and its
     value raises that answer's token above every other token. It is
     ``"polysemantic"`` only when a test for unrelated features passes: it
-    responds to two or more input features (:func:`detected_features`: a
+    responds to two or more input features (:func:`_detected_features`: a
     subject or a relation most of whose facts drive it strongly),
     and those features, but no single one of them, hold all its strong
     facts. A live unit that fails both tests is ``"distributed"``: it takes
@@ -501,13 +566,8 @@ def kind_counts(readings: Sequence[NeuronReading]) -> dict[str, int]:
     return {kind: sum(r.kind == kind for r in readings) for kind in NEURON_KINDS}
 
 
-def multi_answer_count(readings: Sequence[NeuronReading]) -> int:
-    """How many units are driven strongly by facts with more than one answer (distributed or not)."""
-    return sum(r.n_answers > 1 for r in readings)
-
-
-def _readings(readings, min_len: int = 0) -> list:
-    return require_sequence(readings, "readings", min_len=min_len, expected="a list of NeuronReading",
+def _readings(readings, min_len: int = 0, name: str = "readings") -> list:
+    return require_sequence(readings, name, min_len=min_len, expected="a list of NeuronReading",
                             item=lambda r, label: require_instance(r, label, NeuronReading))
 
 
@@ -622,9 +682,21 @@ def neuron_figure(world: FactWorld, facts, activations: Sequence, readings: Sequ
     from matplotlib.colors import LinearSegmentedColormap
 
     facts = check_facts(world, facts)
-    if not readings:
-        raise ValueError("neuron_figure needs at least one reading")
-    sites = [where] * len(activations) if isinstance(where, str) else list(where)
+    readings = _readings(readings, min_len=1)
+    activations = require_sequence(activations, "activations", expected="a list of (n_facts, d_ff) arrays, one per block",
+                                   item=lambda a, label: as_float_array(a, label, finite=True, ndim=2))
+    for i, a in enumerate(activations):
+        if a.shape[0] != len(facts):
+            raise ValueError(f"activations[{i}] must have one row per fact ({len(facts)}), got shape {a.shape}")
+    _readings_fit(readings, len(facts), len(activations))
+    for i, r in enumerate(readings):
+        if not 0 <= r.neuron < activations[r.block].shape[1]:
+            raise ValueError(f"readings[{i}] names unit {r.neuron}, beyond block {r.block}'s "
+                             f"{activations[r.block].shape[1]} units")
+    sites = [require_choice(where, "where", ("query", "subject", "relation"))] * len(activations) \
+        if isinstance(where, str) else require_names(where, "where", ("query", "subject", "relation"))
+    if len(sites) != len(activations):
+        raise ValueError(f"where must name one site per block of activations ({len(activations)}), got {len(sites)}")
     cmap = LinearSegmentedColormap.from_list("ffnbook_orange", ["#ffffff", PALETTE[1], "#5a2700"]).with_extremes(
         bad="#bbbbbb")
     names = world.token_names()
@@ -771,6 +843,15 @@ def influence_figure(world: FactWorld, prompts: Prompts, influences: dict, *, in
     """Two heatmaps for one prompt: who influences whom in a trained attention and a trained FFN."""
     from matplotlib.colors import LinearSegmentedColormap
 
+    check_world(world)
+    check_prompts(prompts)
+    index = require_index(index, "index", len(prompts.tokens), of="the prompts")
+    block = require_nonnegative_int(block, "block")
+    seq_len = np.asarray(prompts.tokens).shape[1]
+    influences = _influence_panels(influences, {"attention": None, "ffn": None})
+    for key, m in influences.items():
+        if m.shape != (seq_len, seq_len):
+            raise ValueError(f"influences[{key!r}] must be ({seq_len}, {seq_len}), one row per position, got {m.shape}")
     cmaps = {"attention": LinearSegmentedColormap.from_list("ffnbook_blue", ["#ffffff", PALETTE[0], "#002a47"]),
              "ffn": LinearSegmentedColormap.from_list("ffnbook_orange", ["#ffffff", PALETTE[1], "#5a2700"])}
     names = world.token_names()
@@ -816,6 +897,23 @@ def _first_full(history: dict) -> int | None:
     return None
 
 
+def _runs(runs) -> dict:
+    """``{label: [TrainResult, ...]}``: each label's training results, one per seed, with equally long histories."""
+    from .tiny_transformer import TrainResult
+
+    if not isinstance(runs, dict) or not runs:
+        raise TypeError(f"runs must be a non-empty dict {{label: list of TrainResult}}, got {describe(runs)}")
+    for label, results in runs.items():
+        if not isinstance(label, str):
+            raise TypeError(f"runs' labels must be strings, got {describe(label)}")
+        results = require_sequence(results, f"runs[{label!r}]", expected="a list of TrainResult",
+                                   item=lambda r, name: require_instance(r, name, TrainResult))
+        lengths = {len(r.history["step"]) for r in results}
+        if len(lengths) != 1 or lengths.pop() < 2:
+            raise ValueError(f"runs[{label!r}] must hold histories of one length, two records or more")
+    return runs
+
+
 @styled
 def training_figure(runs: dict, chance: float) -> BookFigure:
     """Loss (top) and recall (bottom) against the training step, mean and range over seeds.
@@ -825,6 +923,8 @@ def training_figure(runs: dict, chance: float) -> BookFigure:
     with FFNs is drawn in orange, the one without in blue. Recall of the
     held-out facts of the first label is drawn in grey.
     """
+    runs = _runs(runs)
+    chance = require_number(chance, "chance", low=0, high=1, low_open=True)
     colours = {label: PALETTE[1] if i == 0 else PALETTE[0] for i, label in enumerate(runs)}
     fig = new_figure(6.2, 7.0)
     loss_ax, recall_ax = fig.subplots(2, 1, sharex=True)
@@ -866,6 +966,7 @@ def active_share_by_site(model: TinyTransformer, prompts: Prompts) -> list[dict[
 
     Keys: the kinds of :data:`POSITION_CLASSES` and ``"all"`` (every position).
     """
+    check_prompts(prompts, check_transformer(model))
     classes = torch.from_numpy(position_classes(prompts))
     with torch.no_grad():
         hidden = model.trace(prompts.tokens).ffn_hidden
@@ -878,6 +979,23 @@ def active_share_by_site(model: TinyTransformer, prompts: Prompts) -> list[dict[
     return shares
 
 
+def _shares(shares, name: str) -> list:
+    """One :func:`active_share_by_site` per seed: lists of ``{site: share}`` dicts, one per block."""
+    def seed(blocks, label):
+        def block(row, where):
+            if not isinstance(row, dict) or not set(ABLATION_SITES) <= row.keys():
+                raise TypeError(f"{where} must be a dict with keys {', '.join(ABLATION_SITES)}, got {describe(row)}")
+            for site in ABLATION_SITES:
+                require_number(row[site], f"{where}[{site!r}]", low=0, high=1)
+            return row
+        return require_sequence(blocks, label, expected="a list of per-block dicts", item=block)
+    shares = require_sequence(shares, name, expected="a list of active_share_by_site() results, one per seed",
+                              item=seed)
+    if len({len(s) for s in shares}) != 1:
+        raise ValueError(f"{name} must hold the same number of blocks for every seed")
+    return shares
+
+
 def sparsity_table(at_init: Sequence[list[dict]], trained: Sequence[list[dict]]):
     """Share of FFN units active per token, at initialisation and after training, by kind of position.
 
@@ -886,6 +1004,9 @@ def sparsity_table(at_init: Sequence[list[dict]], trained: Sequence[list[dict]])
     """
     from .display import MarkdownTable
 
+    at_init, trained = _shares(at_init, "at_init"), _shares(trained, "trained")
+    if len(at_init[0]) != len(trained[0]):
+        raise ValueError(f"at_init and trained must have the same blocks, got {len(at_init[0])} and {len(trained[0])}")
     rows = []
     for block in range(len(trained[0])):
         row = {"block": f"FFN {block}"}
@@ -897,12 +1018,19 @@ def sparsity_table(at_init: Sequence[list[dict]], trained: Sequence[list[dict]])
     return MarkdownTable(rows, [("units on (%)", "block", "s")] + [(_site_label(w), w, "s") for w in ABLATION_SITES])
 
 
-def kind_table(readings: dict) -> "object":
-    """Unit counts per kind, mean and range over seeds: ``readings[(block, where)]`` holds one list per seed."""
+def kind_table(by_site: dict) -> "object":
+    """Unit counts per kind, mean and range over seeds: ``by_site[(block, where)]`` holds one reading per seed."""
     from .display import MarkdownTable
 
+    if not isinstance(by_site, dict) or not by_site:
+        raise TypeError(f"by_site must be a non-empty dict {{(block, where): readings per seed}}, got {describe(by_site)}")
+    for key, per_seed in by_site.items():
+        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], str)):
+            raise TypeError(f"by_site's keys must be (block, where) tuples, got {describe(key)}")
+        require_sequence(per_seed, f"by_site[{key!r}]", expected="a list of read_neurons() results, one per seed",
+                         item=lambda r, label: _readings(r, name=label))
     rows = []
-    for (block, where), per_seed in readings.items():
+    for (block, where), per_seed in by_site.items():
         counts = np.array([[kind_counts(r)[k] for k in NEURON_KINDS] for r in per_seed])
         row = {"units": f"FFN {block} at {_site_label(where)}"}
         for j, kind in enumerate(NEURON_KINDS):
@@ -927,9 +1055,14 @@ def capacity_sweep(widths: Sequence[int], n_subjects: Sequence[int], *, n_relati
     """
     from .tiny_transformer import Replica, train_replicas
 
-    widths = [int(w) for w in widths]
-    if not widths or min(widths) < 0:
-        raise ValueError(f"widths must be non-negative FFN widths, got {widths!r}")
+    widths = require_sequence(widths, "widths", item=lambda w, label: require_nonnegative_int(w, label, maximum=4096))
+    n_subjects = require_sequence(n_subjects, "n_subjects",
+                                  item=lambda n, label: require_positive_int(n, label, maximum=4096))
+    seeds = require_sequence(seeds, "seeds", item=lambda v, label: require_seed(v, label))
+    require_instance(train_config, "train_config", TrainConfig)
+    if len(widths) * len(seeds) > 256:
+        raise ValueError(f"widths and seeds make {len(widths) * len(seeds)} models per world size; at most 256 train "
+                         f"together")
     rows = []
     for subjects in n_subjects:
         replicas = []
@@ -945,12 +1078,26 @@ def capacity_sweep(widths: Sequence[int], n_subjects: Sequence[int], *, n_relati
     return rows
 
 
+def _capacity_rows(rows, keys=("d_ff", "n_facts", "seed", "recall")) -> list[dict]:
+    """Rows of :func:`capacity_sweep` with at least ``keys``."""
+    def row(r, label):
+        if not isinstance(r, dict) or not set(keys) <= r.keys():
+            raise TypeError(f"{label} must be a row of capacity_sweep(), a dict with keys {', '.join(keys)}, "
+                            f"got {describe(r)}")
+        require_nonnegative_int(r["d_ff"], f"{label}['d_ff']")
+        require_positive_int(r["n_facts"], f"{label}['n_facts']")
+        require_number(r["recall"], f"{label}['recall']", low=0, high=1)
+        return r
+    return require_sequence(rows, "rows", expected="a list of capacity_sweep() rows", item=row)
+
+
 def capacity_table(rows: list[dict]) -> dict:
     """Per (d_ff, n_facts): recall mean/low/high over seeds, and facts gained over the no-FFN model per unit.
 
     ``gain_per_unit`` is the mean over seeds of ``(recall(d_ff) - recall(0)) * n_facts / d_ff``, each seed's
     model compared with the no-FFN model of the same seed (the same world); ``None`` for ``d_ff = 0``.
     """
+    rows = _capacity_rows(rows)
     table = {}
     for d_ff, n_facts in sorted({(r["d_ff"], r["n_facts"]) for r in rows}):
         mine = sorted((r for r in rows if r["d_ff"] == d_ff and r["n_facts"] == n_facts), key=lambda r: r["seed"])
@@ -972,7 +1119,10 @@ def capacity_figure(rows: list[dict], chance: float, d_model: int) -> BookFigure
     """Top: recall against the FFN width (0: no FFN), one line per world size; bottom: the loss curves."""
     from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
+    rows = _capacity_rows(rows, ("d_ff", "n_facts", "seed", "recall", "history"))
     table = capacity_table(rows)
+    chance = require_number(chance, "chance", low=0, high=1, low_open=True)
+    d_model = require_positive_int(d_model, "d_model")
     widths = sorted({k[0] for k in table})
     sizes = sorted({k[1] for k in table})
     fig = new_figure(6.2, 7.2)

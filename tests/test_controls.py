@@ -124,12 +124,15 @@ def test_spread_and_the_recall_table():
 
 @pytest.mark.parametrize("call, error, message", [
     (lambda: controls.binomial_summary(5, 4, 0.5), ValueError, "k must be an integer in"),
-    (lambda: controls.binomial_summary(1, 4, 1.5), ValueError, "chance must lie in"),
+    (lambda: controls.binomial_summary(1, 4, 1.5), ValueError, r"chance must be a number in \(0, 1\)"),
     (lambda: controls.binomial_summary(1, 0, 0.5), ValueError, "n"),
-    (lambda: controls.spread([]), ValueError, "non-empty"),
+    (lambda: controls.spread([]), ValueError, "values must hold at least one item"),
     (lambda: controls.fit_additive_baseline(facts.make_world(2, 2, 3, seed=0), [[0, 0]], penalty=0.0),
      ValueError, "penalty"),
-    (lambda: controls.fit_additive_baselines([facts.make_world(2, 2, 3, seed=0)], []), ValueError, "one list"),
+    (lambda: controls.fit_additive_baselines([facts.make_world(2, 2, 3, seed=0)], []), ValueError,
+     "train_facts must hold at least one item"),
+    (lambda: controls.fit_additive_baselines([facts.make_world(2, 2, 3, seed=0)] * 2, [[[0, 0]]]), ValueError,
+     "one fact array per world"),
 ])
 def test_bad_input_is_refused(call, error, message):
     with pytest.raises(error, match=message):

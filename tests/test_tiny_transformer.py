@@ -305,7 +305,7 @@ def test_a_replica_without_ffn_never_uses_its_ffn():
     (lambda rs: rs + [rs[0]._replace(world=facts.make_world(7, 3, 6, n_filler=4, seed=0))], "tokens"),
     (lambda rs: [rs[0]._replace(d_ff=25)], "d_ff must be None or an integer"),
     (lambda rs: [rs[0]._replace(d_ff=-1)], "d_ff must be None or an integer"),
-    (lambda rs: [], "at least one replica"),
+    (lambda rs: [], "replicas must hold at least one item"),
 ])
 def test_train_replicas_refuses_bad_replicas(change, message):
     replicas = _replicas_for_test()

@@ -43,16 +43,16 @@ def test_position_classes_by_hand(world, prompts):
     for i, row in enumerate(names):
         assert row[prompts.subject_position[i]] == "subject" and row[prompts.relation_position[i]] == "relation"
         assert row[-1] == "query" and row.count("filler") == SEQ_LEN - 3
-    assert tf.site_mask(prompts, "all").all()
-    assert torch.equal(tf.site_mask(prompts, "query")[:, -1], torch.ones(len(prompts.tokens), dtype=torch.bool))
+    assert tf._site_mask(prompts, "all").all()
+    assert torch.equal(tf._site_mask(prompts, "query")[:, -1], torch.ones(len(prompts.tokens), dtype=torch.bool))
     with pytest.raises(ValueError, match="where must be one of"):
-        tf.site_mask(prompts, "object")
+        tf._site_mask(prompts, "object")
 
 
 def test_class_means_by_brute_force(prompts):
     classes = tf.position_classes(prompts)
     outputs = torch.randn(len(prompts.tokens), SEQ_LEN, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-    means = tf.class_means(outputs, classes)
+    means = tf._class_means(outputs, classes)
     for i in range(len(outputs)):
         for t in range(SEQ_LEN):
             same = [j for j in range(len(outputs)) if classes[j, t] == classes[i, t]]
@@ -159,7 +159,7 @@ def test_patching_moves_what_the_donor_wrote(model, world, prompts):
 
 def test_held_out_hits_by_hand(model, world):
     held = world.all_facts()[:6]
-    hits = tf.held_out_hits(model, world, held, SEQ_LEN, n_contexts=3, seed=2)
+    hits = tf.held_out_hits(model, world, held, n_contexts=3, seed=2)
     p = facts.fact_prompts(world, held, 3, SEQ_LEN, seed=2)
     with torch.no_grad():
         logits = model(p.tokens)[:, -1, :]
@@ -206,7 +206,7 @@ def test_read_neurons_labels_a_hand_made_case():
     assert all(r.block == 1 for r in readings)
     assert tf.kind_counts(readings) == {"dead": 1, "memory": 1, "subject": 1, "relation": 1, "polysemantic": 1,
                                         "distributed": 2}
-    assert tf.multi_answer_count(readings) == 4  # units 1, 2, 3 and 6
+    assert sum(r.n_answers > 1 for r in readings) == 4  # units 1, 2, 3 and 6
     picked = tf.pick_examples(readings)
     assert [(r.kind, r.neuron) for r in picked] == [("memory", 0), ("subject", 1), ("relation", 2),
                                                     ("polysemantic", 6), ("distributed", 5)]
@@ -222,7 +222,7 @@ def test_the_test_for_unrelated_features_on_a_larger_grid():
 
     rows_0_and_2 = [(0, r) for r in range(4)] + [(2, r) for r in range(4)]
     assert explained(rows_0_and_2)
-    assert tf.detected_features(facts_, np.array([index[c] for c in rows_0_and_2])) == [("subject", 0), ("subject", 2)]
+    assert tf._detected_features(facts_, np.array([index[c] for c in rows_0_and_2])) == [("subject", 0), ("subject", 2)]
     assert explained([(1, 0), (1, 1), (1, 2), (1, 3), (0, 3), (2, 3), (3, 3)])  # subject 1 and relation 3
     assert not explained([(0, 0), (0, 1), (2, 2), (2, 3)])  # only half of subject 0's facts and of subject 2's
     assert not explained([(0, 0), (1, 1), (2, 2), (3, 3)])  # no feature has half of its facts here
@@ -271,7 +271,7 @@ def test_answer_activations_average_over_contexts(model, world, prompts):
     assert np.allclose(at_subject[1][3], hidden1[rows, prompts.subject_position[rows]].mean(axis=0))
     with pytest.raises(ValueError, match="grouped fact by fact"):
         tf.answer_activations(model, prompts, 4)
-    with pytest.raises(ValueError, match="one per prompt"):
+    with pytest.raises(ValueError, match="where must be one of .query., .subject., .relation."):
         tf.answer_activations(model, prompts, 2, where="filler")
 
 
