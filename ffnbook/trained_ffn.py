@@ -623,6 +623,34 @@ def ffn_direct_recall(model: TinyTransformer, world: FactWorld, prompts: Prompts
     return float((guessed_objects(scores, world) == prompts.answers).mean())
 
 
+def unit_ablation_effect(model: TinyTransformer, world: FactWorld, prompts: Prompts, block: int, *,
+                         where: str = "query") -> np.ndarray:
+    """Recall lost when one hidden unit of one FFN is silenced at one kind of position: ``(d_ff,)``.
+
+    For each unit ``i``, its contribution ``m_i(x) v_i`` is removed from the
+    FFN's output at the positions of kind ``where`` (a name of
+    :data:`ABLATION_SITES`) and recall on ``prompts`` measured again; the
+    entry is the intact recall minus that. A per-unit companion of
+    :func:`ablation_study`, for exploring single units (it runs one forward
+    pass per unit).
+    """
+    check_world(world)
+    check_prompts(prompts, check_transformer(model))
+    block = _block(model, block)
+    require_choice(where, "where", ABLATION_SITES)
+    mask = _site_mask(prompts, where).unsqueeze(-1)
+    with torch.no_grad():
+        trace = model.trace(prompts.tokens)
+        hidden, output = trace.ffn_hidden[block], trace.ffn_outputs[block]
+        values = model.blocks[block].ffn.down.weight  # (d_model, d_ff): column i is unit i's value
+        intact = recall(model, world, prompts)
+        effects = np.empty(values.shape[1])
+        for i in range(values.shape[1]):
+            without = output - torch.where(mask, hidden[..., i:i + 1] * values[:, i], 0.0)
+            effects[i] = intact - recall(model, world, prompts, ffn_ablation={block: without})
+    return effects
+
+
 def pick_examples(readings: Sequence[NeuronReading],
                   kinds=("memory", "subject", "relation", "polysemantic", "distributed")) -> list:
     """For each kind that occurs, the unit of that kind with the highest peak activation."""

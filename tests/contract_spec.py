@@ -725,6 +725,9 @@ CASES: dict[str, Case] = {
                      part="ffn", block=1, where="query"),
         kinds={"grid": Mapping(), "where": Choice(), "stat": Choice()}),
     "ffnbook.trained_ffn.position_classes": Case(lambda: dict(prompts=_prompts())),
+    "ffnbook.trained_ffn.unit_ablation_effect": Case(
+        lambda: dict(model=_transformer(), world=_world(), prompts=_prompts(), block=1),
+        kinds={"model": Obj("TinyTransformer"), "where": Choice()}),
     "ffnbook.trained_ffn.held_out_hits": Case(
         lambda: dict(model=_transformer(), world=_world(), held_out_facts=_world().all_facts()[:3], seed=0),
         kinds={"model": Obj("TinyTransformer"), "held_out_facts": IndexArray()}),

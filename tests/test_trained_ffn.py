@@ -400,3 +400,19 @@ def test_the_tables_read_their_rows(model, world, prompts):
                                tf.value_logits(model, 1), world.object_tokens(), block=1)
     kinds = tf.kind_table({(1, "query"): [readings, readings]})._repr_markdown_()
     assert kinds.startswith("| units read | dead | memory |") and "FFN 1 at →" in kinds
+
+
+def test_unit_ablation_effect_by_hand(model, world, prompts):
+    """Silencing one unit at → by hand (its weight column zeroed in a copy) loses what the function reports."""
+    import copy
+
+    effects = tf.unit_ablation_effect(model, world, prompts, 1, where="query")
+    assert effects.shape == (model.config.d_ff,)
+    intact = tt.recall(model, world, prompts)
+    for unit in (0, int(np.argmax(effects))):
+        twin = copy.deepcopy(model)
+        with torch.no_grad():
+            twin.blocks[1].ffn.down.weight[:, unit] = 0.0
+        # Only → is scored, and block 1's output elsewhere is read by no later block: zeroing the
+        # value column everywhere equals removing the unit at → alone.
+        assert effects[unit] == pytest.approx(intact - tt.recall(twin, world, prompts), abs=1e-12)
