@@ -611,7 +611,7 @@ class Replica(NamedTuple):
     train_facts: np.ndarray  #: (n, 2) (subject, relation) rows it trains on
     seed: int  #: its initial weights and its batches, as ``TrainConfig.seed`` in :func:`train_on_facts`
     held_out_facts: np.ndarray | None = None
-    d_ff: int | None = None  #: its FFN width; None: the batch's; 0: no FFN (as ``without_ffn=True``)
+    d_ff: int | None = None  #: its FFN width (None for the batch's width, 0 for no FFN, as ``without_ffn=True``)
 
 
 def _replica_model(replica: Replica, model_config: ModelConfig) -> "TinyTransformer":
@@ -683,9 +683,9 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
     ``model_config.d_ff`` is padded with zero units, which stay zero.
 
     The replicas' weights are stacked along a leading axis
-    (:func:`torch.func.stack_module_state`) and one step runs the
+    (``torch.func.stack_module_state``) and one step runs the
     :class:`TinyTransformer`'s own forward (hence :meth:`Block.forward`) on
-    every replica at once with :func:`torch.vmap`; AdamW then updates all
+    every replica at once with ``torch.vmap``; AdamW then updates all
     the stacked weights together, element by element as it would one model's.
     The results agree with one-by-one training up to the rounding of the
     batched matrix products (tested), not bit for bit.

@@ -54,7 +54,7 @@ from .tiny_transformer import (
 #: The two ways :func:`ablation_study` knocks a sublayer out.
 ABLATION_METHODS = ("zero", "mean")
 
-#: The kinds of position in a prompt: the subject token, the relation token, the filler and the query ``→``.
+#: The kinds of position in a prompt (the subject token, the relation token, the filler and the query ``→``).
 POSITION_CLASSES = ("subject", "relation", "filler", "query")
 
 #: Where :func:`ablation_study` knocks a sublayer out: at one kind of position, or at every position.
@@ -110,7 +110,7 @@ def mean_outputs(model: TinyTransformer, prompts: Prompts) -> dict[str, list[tor
     """Per block, each sublayer's mean output for every prompt and position, ``(n, seq_len, d_model)``.
 
     The mean runs over the prompts with the same kind of position there
-    (:func:`_class_means`); it is what mean ablation writes in place of the
+    (their class means); it is what mean ablation writes in place of the
     sublayer's real output.
     """
     check_prompts(prompts, check_transformer(model))
@@ -701,7 +701,7 @@ def neuron_table(world: FactWorld, facts, readings: Sequence[NeuronReading], *, 
 @styled
 def neuron_figure(world: FactWorld, facts, activations: Sequence, readings: Sequence[NeuronReading], *,
                   where: Sequence[str] | str = "query") -> BookFigure:
-    """One subject × relation heatmap per unit, two to a row: how strongly each fact drives it.
+    """One subject × relation heatmap per unit, stacked: how strongly each fact drives it.
 
     ``activations[b]`` is block ``b``'s ``(n_facts, d_ff)`` table from
     :func:`answer_activations` for ``facts``, read at ``where`` (one site
@@ -728,9 +728,8 @@ def neuron_figure(world: FactWorld, facts, activations: Sequence, readings: Sequ
     cmap = LinearSegmentedColormap.from_list("ffnbook_orange", ["#ffffff", PALETTE[1], "#5a2700"]).with_extremes(
         bad="#bbbbbb")
     names = world.token_names()
-    n_cols = min(2, len(readings))
-    n_rows = -(-len(readings) // n_cols)
-    fig = new_figure(3.3 * n_cols + 0.4, 3.6 * n_rows)
+    n_cols, n_rows = 1, len(readings)  # stacked: legible at a phone's width
+    fig = new_figure(4.0, 3.5 * n_rows)
     axes = np.atleast_1d(fig.subplots(n_rows, n_cols)).ravel()
     for ax, r in zip(axes, readings):
         grid = np.full((world.n_subjects, world.n_relations), np.nan)
@@ -1077,7 +1076,8 @@ def capacity_sweep(widths: Sequence[int], n_subjects: Sequence[int], *, n_relati
     ``n_subjects``; world and seed go together (seed ``s`` draws world
     ``s``, the model's initial weights and its batches). Every model gets
     the same ``train_config`` and trains on every fact of its world; all the
-    models of one world size train together (:func:`train_replicas`). Rows:
+    models of one world size train together
+    (:func:`~ffnbook.tiny_transformer.train_replicas`). Rows:
     ``{"d_ff", "n_facts", "seed", "recall", "history"}``, ``recall`` on fresh
     prompts at the end.
     """
