@@ -689,6 +689,10 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
     the stacked weights together, element by element as it would one model's.
     The results agree with one-by-one training up to the rounding of the
     batched matrix products (tested), not bit for bit.
+
+    Long because the replicas' checks, the stacking, the batched step and
+    the unstacking of every replica's result read best as one sequence,
+    mirroring :func:`train_on_facts` step for step.
     """
     from torch.func import functional_call, stack_module_state
 

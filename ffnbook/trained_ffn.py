@@ -67,7 +67,7 @@ def position_classes(prompts: Prompts) -> np.ndarray:
     >>> from ffnbook.facts import make_world, fact_prompts
     >>> p = fact_prompts(make_world(2, 2, 3, n_filler=2, seed=0), [[0, 1]], 1, 5, seed=0)
     >>> [POSITION_CLASSES[c] for c in position_classes(p)[0]]
-    ['filler', 'filler', 'subject', 'relation', 'query']
+    ['subject', 'relation', 'filler', 'filler', 'query']
     """
     check_prompts(prompts)
     n, seq_len = prompts.tokens.shape
