@@ -178,7 +178,7 @@ class BinomialSummary(NamedTuple):
     low: float  #: lower end of the exact (Clopper–Pearson) interval
     high: float  #: upper end
     chance: float  #: the success probability of the null hypothesis
-    p_value: float  #: one-sided: the probability of k or more successes at chance
+    p_value: float  #: the one-sided probability of k or more successes at chance
 
 
 def binomial_summary(k: int, n: int, chance: float, *, confidence: float = 0.95) -> BinomialSummary:
