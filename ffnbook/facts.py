@@ -245,6 +245,55 @@ def fact_prompts(world: FactWorld, facts, n_contexts: int, seq_len: int, *, seed
     return make_prompts(world, repeat_facts(facts, n_contexts), seq_len, np.random.default_rng(require_seed(seed)))
 
 
+def swap_facts(world: FactWorld, prompts: Prompts, facts) -> Prompts:
+    """The same prompts, same filler and same positions, asking about ``facts`` (one row per prompt) instead.
+
+    Pairs of prompts that differ only in the fact they ask about are what
+    activation patching compares.
+
+    >>> w = make_world(3, 2, 4, n_filler=3, seed=0)
+    >>> p = fact_prompts(w, [[0, 0]], 1, 5, seed=2)
+    >>> q = swap_facts(w, p, [[2, 1]])
+    >>> prompt_text(w, p.tokens[0]), prompt_text(w, q.tokens[0])
+    ('w2 s0 w0 r0 →', 'w2 s2 w0 r1 →')
+    """
+    facts = check_facts(world, facts)
+    if not isinstance(prompts, Prompts):
+        raise TypeError(f"prompts must be Prompts (make_prompts, fact_prompts), got {describe(prompts)}")
+    n = len(prompts.tokens)
+    if np.asarray(prompts.tokens).max(initial=0) >= world.vocab_size:
+        raise ValueError(f"prompts must be of this world: they hold token ids beyond its {world.vocab_size}")
+    if facts.shape[0] != n:
+        raise ValueError(f"facts must have one row per prompt ({n}), got {facts.shape[0]}")
+    rows = np.arange(n)
+    tokens = prompts.tokens.copy()
+    tokens[rows, prompts.subject_position] = world.subject_token(facts[:, 0])
+    tokens[rows, prompts.relation_position] = world.relation_token(facts[:, 1])
+    answers = world.object_token(world.answers(facts)).astype(np.int64)
+    return Prompts(tokens, answers, facts, prompts.subject_position.copy(), prompts.relation_position.copy())
+
+
+def other_answer_facts(world: FactWorld, facts, *, seed: int) -> np.ndarray:
+    """For each row of ``facts``, a row drawn at random from ``facts`` whose object is different.
+
+    >>> w = make_world(4, 3, 5, seed=0)
+    >>> f = w.all_facts()
+    >>> bool(np.all(w.answers(other_answer_facts(w, f, seed=0)) != w.answers(f)))
+    True
+    """
+    facts = check_facts(world, facts)
+    seed = require_seed(seed)
+    answers = world.answers(facts)
+    if len(np.unique(answers)) < 2:
+        raise ValueError("facts must have at least two different answers to find each one with another")
+    rng = np.random.default_rng(seed)
+    picks = np.empty(len(facts), dtype=np.int64)
+    for i, answer in enumerate(answers):
+        candidates = np.flatnonzero(answers != answer)
+        picks[i] = candidates[rng.integers(0, len(candidates))]
+    return facts[picks]
+
+
 def prompt_text(world: FactWorld, tokens, answer=None) -> str:
     """A prompt as readable text, e.g. ``"w5 s3 w0 r1 →  o7"``.
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -39,7 +39,7 @@ import torch
 from torch import nn
 
 from ._checks import (as_float_array, describe, require_bool, require_index, require_instance, require_number,
-                      require_positive_int, require_seed, require_tensor_size)
+                      require_positive_int, require_seed, require_sequence, require_tensor_size)
 from .attention import AttentionParams, check_attention_params
 from .block import LN_EPS, transformer_block
 from .facts import FactWorld, Prompts, check_facts, check_world, make_prompts, repeat_facts
@@ -189,6 +189,18 @@ class Trace(NamedTuple):
     final: torch.Tensor  #: the residual stream after the last block, before the final norm
 
 
+class Knock(NamedTuple):
+    """A sublayer's output replaced by ``value`` only where ``where`` is true (see :meth:`TinyTransformer.trace`).
+
+    ``value`` is ``"zero"`` or a replacement tensor; ``where`` is a bool
+    tensor ``(n, seq_len)`` (or ``(seq_len,)``, the same for every prompt);
+    ``None`` replaces the output at every position.
+    """
+
+    value: object
+    where: torch.Tensor | None = None
+
+
 class TinyTransformer(nn.Module):
     """Embeddings, ``n_blocks`` pre-norm :class:`Block` s, a final layer norm and an unembedding.
 
@@ -220,9 +232,24 @@ class TinyTransformer(nn.Module):
                              f"{int(tokens.min())} to {int(tokens.max())}")
         return tokens
 
-    def forward(self, tokens) -> torch.Tensor:
-        """Logits ``(n, seq_len, vocab_size)`` for int64 tokens ``(n, seq_len)``."""
-        return self.trace(tokens).logits
+    def forward(self, tokens, *, query_only: bool = False, check: bool = True) -> torch.Tensor:
+        """Logits ``(n, seq_len, vocab_size)`` for int64 tokens ``(n, seq_len)``, block by block.
+
+        Each block runs :meth:`Block.forward`. ``query_only=True`` returns
+        only the last position's logits, ``(n, vocab_size)``: all that
+        training scores. ``check=False`` skips the checks of ``tokens``
+        (their values cannot be inspected under ``torch.vmap``, which
+        :func:`train_replicas` uses after checking them).
+        """
+        if require_bool(check, "check"):
+            require_bool(query_only, "query_only")
+            tokens = self._check_tokens(tokens)
+        x = self.embed(tokens) + self.position(torch.arange(tokens.shape[-1]))
+        for block in self.blocks:
+            x = block(x)
+        if query_only:
+            x = x[..., -1, :]
+        return self.unembed(layer_norm(x))
 
     def trace(self, tokens, *, ffn_ablation: dict | None = None,
               attention_ablation: dict | None = None) -> Trace:
@@ -232,41 +259,55 @@ class TinyTransformer(nn.Module):
         ``"zero"`` (the sublayer adds nothing) or to a tensor that replaces
         the sublayer's output: shape ``(d_model,)`` for the same vector at
         every position, ``(seq_len, d_model)`` for one vector per position
-        (mean ablation passes the sublayer's average output here).
+        (mean ablation passes the sublayer's average output here), or
+        ``(n, seq_len, d_model)`` for one vector per prompt and position (an
+        output recorded on other prompts, for activation patching). A
+        :class:`Knock` replaces the output only where its mask is true.
         """
         tokens = self._check_tokens(tokens)
         for name, table in (("ffn_ablation", ffn_ablation), ("attention_ablation", attention_ablation)):
             if table is not None and not isinstance(table, dict):
-                raise TypeError(f"{name} must be a dict {{block index: 'zero' or a tensor}} or None, "
+                raise TypeError(f"{name} must be a dict {{block index: 'zero', a tensor or a Knock}} or None, "
                                 f"got {describe(table)}")
+        n, seq_len = tokens.shape
         knocks = {"ffn": dict(ffn_ablation or {}), "attention": dict(attention_ablation or {})}
+        shapes = ((self.config.d_model,), (seq_len, self.config.d_model), (n, seq_len, self.config.d_model))
         for kind, table in knocks.items():
             for index, how in table.items():
                 require_index(index, f"{kind}_ablation's block index", len(self.blocks), of="the model's blocks")
-                shapes = ((self.config.d_model,), (tokens.shape[1], self.config.d_model))
-                if not (isinstance(how, str) and how == "zero"
-                        or isinstance(how, torch.Tensor) and tuple(how.shape) in shapes):
-                    raise ValueError(f"{kind}_ablation of block {index} must be 'zero' or a tensor of shape "
-                                     f"{shapes[0]} or {shapes[1]}, got {getattr(how, 'shape', how)!r}")
+                knock = how if isinstance(how, Knock) else Knock(how)
+                if not (isinstance(knock.value, str) and knock.value == "zero"
+                        or isinstance(knock.value, torch.Tensor) and tuple(knock.value.shape) in shapes):
+                    raise ValueError(f"{kind} ablation of block {index} must be 'zero' or a tensor of shape "
+                                     f"{shapes[0]}, {shapes[1]} or {shapes[2]}, "
+                                     f"got {getattr(knock.value, 'shape', knock.value)!r}")
+                if knock.where is not None and not (isinstance(knock.where, torch.Tensor)
+                                                    and knock.where.dtype == torch.bool
+                                                    and tuple(knock.where.shape) in ((seq_len,), (n, seq_len))):
+                    raise ValueError(f"{kind} ablation of block {index}: where must be a bool tensor of shape "
+                                     f"({seq_len},) or ({n}, {seq_len}), got {getattr(knock.where, 'shape', knock.where)!r}")
+                table[index] = knock
+
+        def knock_out(out, knock):
+            new = torch.zeros_like(out) if isinstance(knock.value, str) else knock.value.expand_as(out)
+            return new if knock.where is None else torch.where(knock.where.unsqueeze(-1), new, out)
+
         positions = torch.arange(tokens.shape[1])
         x = self.embed(tokens) + self.position(positions)
         record = {key: [] for key in ("block_inputs", "ffn_inputs", "ffn_hidden", "ffn_outputs",
                                       "attention_outputs", "attention_weights")}
 
-        def replace(out, how):
-            return torch.zeros_like(out) if how == "zero" else how.expand_as(out)
-
         for i, block in enumerate(self.blocks):
             x_in = x
             attn_out, weights = block.attention(layer_norm(x), return_weights=True)
             if i in knocks["attention"]:
-                attn_out = replace(attn_out, knocks["attention"][i])
+                attn_out = knock_out(attn_out, knocks["attention"][i])
             h = x + attn_out
             ffn_in = layer_norm(h)
             hidden = block.ffn.activation(block.ffn.up(ffn_in))
             ffn_out = block.ffn.down(hidden)
             if i in knocks["ffn"]:
-                ffn_out = replace(ffn_out, knocks["ffn"][i])
+                ffn_out = knock_out(ffn_out, knocks["ffn"][i])
             x = h + ffn_out
             for key, value in zip(record, (x_in, ffn_in, hidden, ffn_out, attn_out, weights)):
                 record[key].append(value)
@@ -444,8 +485,72 @@ def active_share(model: TinyTransformer, prompts: Prompts, *, answer_only: bool 
     return [float((h > 0).double().mean()) for h in hidden]
 
 
+class _FactStream:
+    """One training run's data: its batches, its evaluation prompts and its history.
+
+    Shared by :func:`train_on_facts` and :func:`train_replicas`, so that a
+    replica draws exactly the batches its own run would draw.
+    """
+
+    def __init__(self, world: FactWorld, train_facts, held_out_facts, model_config: ModelConfig,
+                 train_config: TrainConfig, n_blocks: int):
+        self.world, self.train_facts, self.config = world, train_facts, train_config
+        self.seq_len = model_config.seq_len
+        seed = train_config.seed
+        self.rng = np.random.default_rng([seed, 1])  # prompts; the model's init uses torch's seed
+        self.eval_prompts = make_prompts(world, repeat_facts(train_facts, train_config.eval_contexts),
+                                         self.seq_len, np.random.default_rng([seed, 2]))
+        self.held_prompts = None
+        if held_out_facts is not None:
+            self.held_prompts = make_prompts(world, repeat_facts(held_out_facts, train_config.eval_contexts),
+                                             self.seq_len, np.random.default_rng([seed, 3]))
+        self.history = {"step": [], "loss": [], "recall": [], "held_out_recall": [],
+                        "active_share": [[] for _ in range(n_blocks)]}
+        self.losses: list[float] = []
+
+    def batch(self) -> Prompts:
+        pick = self.rng.integers(0, len(self.train_facts), size=self.config.batch_size)
+        return make_prompts(self.world, self.train_facts[pick], self.seq_len, self.rng)
+
+    def due(self, step: int) -> bool:
+        return step % self.config.eval_every == 0 or step == self.config.steps
+
+    def record(self, step: int, model: "TinyTransformer") -> None:
+        model.eval()
+        h = self.history
+        h["step"].append(step)
+        h["loss"].append(float(np.mean(self.losses)) if self.losses else None)  # none before the first step
+        self.losses = []
+        with torch.no_grad():
+            trace = model.trace(self.eval_prompts.tokens)  # one pass for recall and sparsity
+        guesses = guessed_objects(trace.logits[:, -1, :], self.world)
+        h["recall"].append(float((guesses == self.eval_prompts.answers).mean()))
+        if self.held_prompts is not None:
+            h["held_out_recall"].append(recall(model, self.world, self.held_prompts))
+        for block, hidden in enumerate(trace.ffn_hidden):
+            h["active_share"][block].append(float((hidden > 0).double().mean()))
+
+
+def _ffn_parameters(model: "TinyTransformer") -> list[torch.Tensor]:
+    return [p for block in model.blocks for p in block.ffn.parameters()]
+
+
+def _silence_ffns(model: "TinyTransformer") -> None:
+    """Set every FFN weight and bias to zero: each FFN then adds exactly nothing."""
+    with torch.no_grad():
+        for p in _ffn_parameters(model):
+            p.zero_()
+
+
+def _copy_model(model: "TinyTransformer") -> "TinyTransformer":
+    twin = TinyTransformer(model.config)
+    twin.load_state_dict(model.state_dict())
+    return twin.eval()
+
+
 def train_on_facts(world: FactWorld, train_facts, model_config: ModelConfig,
-                   train_config: TrainConfig = TrainConfig(), *, held_out_facts=None) -> TrainResult:
+                   train_config: TrainConfig = TrainConfig(), *, held_out_facts=None,
+                   without_ffn: bool = False) -> TrainResult:
     """Train a :class:`TinyTransformer` to answer prompts about ``train_facts``.
 
     Every step draws a fresh batch of prompts (facts uniformly at random,
@@ -456,58 +561,238 @@ def train_on_facts(world: FactWorld, train_facts, model_config: ModelConfig,
     given, the mean training loss since the last record, and the share of
     FFN hidden units active per token in each block (all positions).
 
+    ``without_ffn=True`` trains the control without FFNs: every FFN weight
+    and bias is set to zero before the first step and never trained, so each
+    block adds only its attention (the FFN's output is exactly zero throughout).
+
     The same arguments give bit-identical weights on the same machine.
     """
     train_facts = check_facts(world, train_facts, "train_facts")
     require_instance(model_config, "model_config", ModelConfig)
     require_instance(train_config, "train_config", TrainConfig)
+    without_ffn = require_bool(without_ffn, "without_ffn")
     if model_config.vocab_size != world.vocab_size:
         raise ValueError(f"model_config.vocab_size is {model_config.vocab_size}, the world has {world.vocab_size} tokens")
-    rng = np.random.default_rng([train_config.seed, 1])  # prompts; the model's init uses torch's seed
-    eval_prompts = make_prompts(world, repeat_facts(train_facts, train_config.eval_contexts),
-                                model_config.seq_len, np.random.default_rng([train_config.seed, 2]))
-    held_prompts = None
     if held_out_facts is not None:
-        held_prompts = make_prompts(world, repeat_facts(check_facts(world, held_out_facts, "held_out_facts"),
-                                                        train_config.eval_contexts),
-                                    model_config.seq_len, np.random.default_rng([train_config.seed, 3]))
-    history = {"step": [], "loss": [], "recall": [], "held_out_recall": [],
-               "active_share": [[] for _ in range(model_config.n_blocks)]}
-
-    def record(step, losses):
-        model.eval()
-        history["step"].append(step)
-        history["loss"].append(float(np.mean(losses)) if losses else None)  # none before the first step
-        history["recall"].append(recall(model, world, eval_prompts))
-        if held_prompts is not None:
-            history["held_out_recall"].append(recall(model, world, held_prompts))
-        for block, share in enumerate(active_share(model, eval_prompts)):
-            history["active_share"][block].append(share)
-        model.train()
+        held_out_facts = check_facts(world, held_out_facts, "held_out_facts")
+    stream = _FactStream(world, train_facts, held_out_facts, model_config, train_config, model_config.n_blocks)
 
     with deterministic_torch(train_config.seed, train_config.threads):
         model = TinyTransformer(model_config)
-        initial = TinyTransformer(model_config)
-        initial.load_state_dict(model.state_dict())
-        initial.eval()
-        optimiser = torch.optim.AdamW(model.parameters(), lr=train_config.learning_rate,
+        if without_ffn:
+            _silence_ffns(model)
+            for p in _ffn_parameters(model):
+                p.requires_grad_(False)
+        initial = _copy_model(model)
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        optimiser = torch.optim.AdamW(trainable, lr=train_config.learning_rate,
                                       weight_decay=train_config.weight_decay)
-        record(0, [])
-        losses = []
+        stream.record(0, model)
+        model.train()
         for step in range(1, train_config.steps + 1):
-            pick = rng.integers(0, len(train_facts), size=train_config.batch_size)
-            batch = make_prompts(world, train_facts[pick], model_config.seq_len, rng)
-            logits = model(batch.tokens)[:, -1, :]
+            batch = stream.batch()  # fresh prompts about random training facts
+            logits = model(batch.tokens, query_only=True)  # scores at → only
             loss = nn.functional.cross_entropy(logits, torch.from_numpy(batch.answers))
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
-            losses.append(float(loss.detach()))
-            if step % train_config.eval_every == 0 or step == train_config.steps:
-                record(step, losses)
-                losses = []
+            stream.losses.append(float(loss.detach()))
+            if stream.due(step):
+                stream.record(step, model)
+                model.train()
         model.eval()
-    return TrainResult(model, initial, history, model_config, train_config)
+    return TrainResult(model, initial, stream.history, model_config, train_config)
+
+
+class Replica(NamedTuple):
+    """One model of a batch trained by :func:`train_replicas`: its facts, its seed, its FFN width."""
+
+    world: FactWorld
+    train_facts: np.ndarray  #: (n, 2) (subject, relation) rows it trains on
+    seed: int  #: its initial weights and its batches, as ``TrainConfig.seed`` in :func:`train_on_facts`
+    held_out_facts: np.ndarray | None = None
+    d_ff: int | None = None  #: its FFN width (None for the batch's width, 0 for no FFN, as ``without_ffn=True``)
+
+
+def _replica_model(replica: Replica, model_config: ModelConfig) -> "TinyTransformer":
+    """The replica's initial model, exactly as :func:`train_on_facts` would build it."""
+    width = model_config.d_ff if replica.d_ff in (None, 0) else replica.d_ff
+    with deterministic_torch(replica.seed):
+        model = TinyTransformer(replace(model_config, d_ff=width))
+    if replica.d_ff == 0:
+        _silence_ffns(model)
+    return model
+
+
+def _padded_state(model: "TinyTransformer", d_ff: int) -> dict[str, torch.Tensor]:
+    """The model's weights with every FFN widened to ``d_ff`` units by units whose weights are zero.
+
+    A zero unit stays zero in training: its ReLU input is exactly 0, where
+    ReLU's gradient is 0, and its output weights see a zero activation.
+    """
+    state = {}
+    for name, p in model.state_dict().items():
+        p = p.detach().clone()
+        if ".ffn.up." in name and p.shape[0] < d_ff:
+            p = torch.cat([p, p.new_zeros((d_ff - p.shape[0],) + tuple(p.shape[1:]))])
+        elif name.endswith(".ffn.down.weight") and p.shape[1] < d_ff:
+            p = torch.cat([p, p.new_zeros((p.shape[0], d_ff - p.shape[1]))], dim=1)
+        state[name] = p
+    return state
+
+
+def _trainable_mask(name: str, shape, replica: Replica) -> torch.Tensor | None:
+    """Where a padded replica's parameter may change (1) or must stay zero (0); None: everywhere."""
+    if ".ffn." not in name or replica.d_ff is None:
+        return None
+    mask = torch.zeros(shape)
+    if replica.d_ff > 0:  # only the replica's own units; a d_ff of 0 trains no FFN weight at all
+        if ".ffn.up." in name:
+            mask[: replica.d_ff] = 1
+        elif name.endswith(".ffn.down.weight"):
+            mask[:, : replica.d_ff] = 1
+        else:  # the output bias b2
+            mask[:] = 1
+    return mask
+
+
+def _unpadded(state: dict[str, torch.Tensor], replica: Replica, model_config: ModelConfig) -> "TinyTransformer":
+    """A replica's model at its own width, from its slice of the padded weights."""
+    width = model_config.d_ff if replica.d_ff in (None, 0) else replica.d_ff
+    own = {}
+    for name, p in state.items():
+        if ".ffn.up." in name:
+            p = p[:width]
+        elif name.endswith(".ffn.down.weight"):
+            p = p[:, :width]
+        own[name] = p.detach().clone()
+    model = TinyTransformer(replace(model_config, d_ff=width))
+    model.load_state_dict(own)
+    return model.eval()
+
+
+def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfig = TrainConfig()) -> list[TrainResult]:
+    """Train several models at once, as one batched model: one :class:`TrainResult` per replica.
+
+    Each replica is what :func:`train_on_facts` would train with
+    ``TrainConfig.seed = replica.seed`` on its own world and facts (same
+    initial weights, same batches, same evaluation prompts), and a replica
+    with ``d_ff = 0`` what it trains with ``without_ffn=True``. All replicas
+    share ``model_config`` (their worlds must have its vocabulary size) and
+    every setting of ``train_config`` but the seed. A replica narrower than
+    ``model_config.d_ff`` is padded with zero units, which stay zero.
+
+    The replicas' weights are stacked along a leading axis
+    (``torch.func.stack_module_state``) and one step runs the
+    :class:`TinyTransformer`'s own forward (hence :meth:`Block.forward`) on
+    every replica at once with ``torch.vmap``; AdamW then updates all
+    the stacked weights together, element by element as it would one model's.
+    The results agree with one-by-one training up to the rounding of the
+    batched matrix products (tested), not bit for bit.
+
+    Long because the replicas' checks, the stacking, the batched step and
+    the unstacking of every replica's result read best as one sequence,
+    mirroring :func:`train_on_facts` step for step.
+    """
+    from torch.func import functional_call, stack_module_state
+
+    require_instance(model_config, "model_config", ModelConfig)
+    require_instance(train_config, "train_config", TrainConfig)
+    replicas = require_sequence(replicas, "replicas", expected="a list of Replica",
+                                item=lambda r, label: require_instance(r, label, Replica))
+    if len(replicas) > 1024:
+        raise ValueError(f"replicas must hold at most 1,024 models, got {len(replicas)}")
+    checked = []
+    for i, r in enumerate(replicas):
+        check_world(r.world)
+        require_seed(r.seed, f"replicas[{i}].seed")
+        if r.world.vocab_size != model_config.vocab_size:
+            raise ValueError(f"replicas[{i}]: its world has {r.world.vocab_size} tokens, "
+                             f"model_config.vocab_size is {model_config.vocab_size}")
+        if r.d_ff is not None and (isinstance(r.d_ff, bool) or not isinstance(r.d_ff, (int, np.integer))
+                                   or not 0 <= r.d_ff <= model_config.d_ff):
+            raise ValueError(f"replicas[{i}].d_ff must be None or an integer in [0, {model_config.d_ff}], got {r.d_ff!r}")
+        held = None if r.held_out_facts is None else check_facts(r.world, r.held_out_facts,
+                                                                  f"replicas[{i}].held_out_facts")
+        checked.append(r._replace(train_facts=check_facts(r.world, r.train_facts, f"replicas[{i}].train_facts"),
+                                  held_out_facts=held,
+                                  seed=int(r.seed), d_ff=None if r.d_ff is None else int(r.d_ff)))
+    replicas = checked
+    configs = [replace(train_config, seed=r.seed) for r in replicas]
+    streams = [_FactStream(r.world, r.train_facts, r.held_out_facts, model_config, c, model_config.n_blocks)
+               for r, c in zip(replicas, configs)]
+    starts = [_replica_model(r, model_config) for r in replicas]
+    initial = [_copy_model(m) for m in starts]
+
+    old_threads, old_deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(train_config.threads)
+    torch.use_deterministic_algorithms(True)
+    try:
+        template = TinyTransformer(model_config).to("meta")
+        padded = [_padded_state(m, model_config.d_ff) for m in starts]
+        params = {name: torch.stack([p[name] for p in padded]).requires_grad_() for name in padded[0]}
+        masks = {}
+        for name, p in params.items():
+            rows = [_trainable_mask(name, p.shape[1:], r) for r in replicas]
+            if any(m is not None for m in rows):
+                masks[name] = torch.stack([torch.ones(p.shape[1:]) if m is None else m for m in rows])
+        optimiser = torch.optim.AdamW(list(params.values()), lr=train_config.learning_rate,
+                                      weight_decay=train_config.weight_decay)
+
+        def logits_at_query(weights, tokens):
+            return functional_call(template, weights, (tokens,), {"query_only": True, "check": False})
+
+        batched = torch.vmap(logits_at_query)
+
+        def replica_model(i):
+            return _unpadded({name: p[i] for name, p in params.items()}, replicas[i], model_config)
+
+        for i, s in enumerate(streams):
+            s.record(0, initial[i])
+        for step in range(1, train_config.steps + 1):
+            batches = [s.batch() for s in streams]
+            tokens = torch.from_numpy(np.stack([b.tokens for b in batches]))
+            answers = torch.from_numpy(np.stack([b.answers for b in batches]))
+            logits = batched(params, tokens)  # (replicas, batch, vocab)
+            losses = nn.functional.cross_entropy(logits.transpose(1, 2), answers, reduction="none").mean(dim=1)
+            optimiser.zero_grad()
+            losses.sum().backward()  # each replica's gradient is that of its own mean loss
+            for name, mask in masks.items():
+                params[name].grad.mul_(mask)
+            optimiser.step()
+            for s, value in zip(streams, losses.detach().tolist()):
+                s.losses.append(value)
+            if streams[0].due(step):
+                for i, s in enumerate(streams):
+                    s.record(step, replica_model(i))
+        models = [replica_model(i) for i in range(len(replicas))]
+    finally:
+        torch.set_num_threads(old_threads)
+        torch.use_deterministic_algorithms(old_deterministic)
+    return [TrainResult(m, init, s.history, replace(model_config, d_ff=m.config.d_ff), c)
+            for m, init, s, c in zip(models, initial, streams, configs)]
+
+
+def training_flops(model_config: ModelConfig, train_config: TrainConfig, n_replicas: int = 1) -> float:
+    """The usual estimate of training compute, 6 × parameters × tokens, for ``n_replicas`` models.
+
+    Forward and backward pass together cost about six floating-point
+    operations per parameter and token (two for the forward multiply-add,
+    four for the two products of the backward pass). Every parameter is
+    counted, embeddings included, and every token of every prompt, though
+    training scores only the last: a lower bound on the work a step does is
+    this count divided by the machine's peak rate.
+
+    >>> c = ModelConfig(vocab_size=10, seq_len=4, d_model=8, n_heads=2, d_ff=16, n_blocks=1)
+    >>> training_flops(c, TrainConfig(steps=10, batch_size=2))  # 6 * 728 parameters * 10 * 2 * 4 tokens
+    349440.0
+    """
+    require_instance(model_config, "model_config", ModelConfig)
+    require_instance(train_config, "train_config", TrainConfig)
+    n_replicas = require_positive_int(n_replicas, "n_replicas")
+    parameters = sum(p.numel() for p in TinyTransformer(model_config).parameters())
+    tokens = train_config.steps * train_config.batch_size * model_config.seq_len
+    return 6.0 * parameters * tokens * n_replicas
 
 
 def first_step_reaching(history: dict, key: str, level: float) -> int | None:

@@ -28,82 +28,149 @@ import numpy as np
 import torch
 
 from ._checks import (as_float_array, as_index_array, describe, require_choice, require_index, require_instance,
-                      require_names, require_nonnegative_int, require_number, require_positive_int, require_sequence)
+                      require_names, require_nonnegative_int, require_number, require_positive_int, require_seed,
+                      require_sequence)
 from .block import _influence_panels, influence_matrix
-from .facts import FactWorld, Prompts, check_facts, check_world, make_world
+from .controls import chance_recall  # noqa: F401  (the floor every recall here is compared with)
+from .facts import FactWorld, Prompts, check_facts, check_world, fact_prompts, make_world
 from .plotting import PALETTE, BookFigure, new_figure, styled
 from .position_independence import ffn_layer, reshape_max_diff
 from .tiny_transformer import (
+    Knock,
+    answer_logits,
     ModelConfig,
     TinyTransformer,
     TrainConfig,
     check_prompts,
     check_transformer,
-    layer_norm,
     guessed_objects,
+    layer_norm,
     recall,
     train_on_facts,
 )
 
-# --- ablation ------------------------------------------------------------------------------
+# --- ablation, position by position ---------------------------------------------------------
 
 #: The two ways :func:`ablation_study` knocks a sublayer out.
 ABLATION_METHODS = ("zero", "mean")
 
+#: The kinds of position in a prompt (the subject token, the relation token, the filler and the query ``→``).
+POSITION_CLASSES = ("subject", "relation", "filler", "query")
+
+#: Where :func:`ablation_study` knocks a sublayer out: at one kind of position, or at every position.
+ABLATION_SITES = POSITION_CLASSES + ("all",)
+
+
+def position_classes(prompts: Prompts) -> np.ndarray:
+    """The kind of every position of every prompt, as indices into :data:`POSITION_CLASSES`, ``(n, seq_len)``.
+
+    >>> from ffnbook.facts import make_world, fact_prompts
+    >>> p = fact_prompts(make_world(2, 2, 3, n_filler=2, seed=0), [[0, 1]], 1, 5, seed=0)
+    >>> [POSITION_CLASSES[c] for c in position_classes(p)[0]]
+    ['subject', 'relation', 'filler', 'filler', 'query']
+    """
+    check_prompts(prompts)
+    n, seq_len = prompts.tokens.shape
+    classes = np.full((n, seq_len), POSITION_CLASSES.index("filler"))
+    rows = np.arange(n)
+    classes[rows, prompts.subject_position] = POSITION_CLASSES.index("subject")
+    classes[rows, prompts.relation_position] = POSITION_CLASSES.index("relation")
+    classes[:, -1] = POSITION_CLASSES.index("query")
+    return classes
+
+
+def _site_mask(prompts: Prompts, where: str) -> torch.Tensor:
+    """Bool ``(n, seq_len)``: the positions of kind ``where`` (a name of :data:`ABLATION_SITES`)."""
+    if where not in ABLATION_SITES:
+        raise ValueError(f"where must be one of {ABLATION_SITES}, got {where!r}")
+    classes = position_classes(prompts)
+    if where == "all":
+        return torch.ones(classes.shape, dtype=torch.bool)
+    return torch.from_numpy(classes == POSITION_CLASSES.index(where))
+
+
+def _class_means(outputs: torch.Tensor, classes: np.ndarray) -> torch.Tensor:
+    """For every prompt and position, the mean of ``outputs`` over the prompts with the same kind of token there.
+
+    ``outputs`` is ``(n, seq_len, d)``, ``classes`` the ``(n, seq_len)`` of
+    :func:`position_classes`. Mean ablation writes this in place of a
+    sublayer's output: it keeps what the sublayer adds to, say, every subject
+    token at position 3, and removes which subject it was.
+    """
+    n, seq_len, _ = outputs.shape
+    means = torch.empty_like(outputs)
+    for t in range(seq_len):
+        for c in np.unique(classes[:, t]):
+            rows = torch.from_numpy(np.flatnonzero(classes[:, t] == c))
+            means[rows, t] = outputs[rows, t].mean(dim=0)
+    return means
+
 
 def mean_outputs(model: TinyTransformer, prompts: Prompts) -> dict[str, list[torch.Tensor]]:
-    """Per block, each sublayer's average output at every position, ``(seq_len, d_model)``.
+    """Per block, each sublayer's mean output for every prompt and position, ``(n, seq_len, d_model)``.
 
-    The average runs over the prompts; it is what mean ablation writes in
-    place of the sublayer's real output.
+    The mean runs over the prompts with the same kind of position there
+    (their class means); it is what mean ablation writes in place of the
+    sublayer's real output.
     """
     check_prompts(prompts, check_transformer(model))
+    classes = position_classes(prompts)
     with torch.no_grad():
         trace = model.trace(prompts.tokens)
-    return {"ffn": [t.mean(dim=0) for t in trace.ffn_outputs],
-            "attention": [t.mean(dim=0) for t in trace.attention_outputs]}
+    return {"ffn": [_class_means(t, classes) for t in trace.ffn_outputs],
+            "attention": [_class_means(t, classes) for t in trace.attention_outputs]}
 
 
 def ablation_study(model: TinyTransformer, world: FactWorld, prompts: Prompts) -> list[dict]:
-    """Recall with the model intact and with sublayers knocked out.
+    """Recall with the model intact and with one kind of sublayer knocked out, position by position.
 
-    For each part (``"ffn"``, ``"attention"``), each method (``"zero"``:
-    the sublayer adds nothing; ``"mean"``: it adds, at each position, its
-    average output over ``prompts``, so only what is specific to a prompt is
-    removed) and each block alone, then all blocks at once. Rows are dicts
-    ``{"part", "blocks", "method", "recall"}``; the intact model is the row
-    with part ``"none"``.
+    For each part (``"ffn"``, ``"attention"``), each method (``"zero"``: the
+    sublayer adds nothing; ``"mean"``: it adds its mean output for that kind
+    of position, :func:`mean_outputs`, so only what is specific to the
+    prompt is removed), each block alone at each site of
+    :data:`ABLATION_SITES` (a kind of position, or all of them), and every
+    block at once at every position.
+    Rows are dicts ``{"part", "blocks", "method", "where", "recall"}``; the
+    intact model is the row with part ``"none"``.
     """
     check_world(world)
     means = mean_outputs(model, prompts)
+    masks = {where: _site_mask(prompts, where) for where in ABLATION_SITES}
     n_blocks = len(model.blocks)
-    rows = [{"part": "none", "blocks": (), "method": "none", "recall": recall(model, world, prompts)}]
+    rows = [{"part": "none", "blocks": (), "method": "none", "where": "none",
+             "recall": recall(model, world, prompts)}]
     for part in ("ffn", "attention"):
         for method in ABLATION_METHODS:
-            for blocks in [(b,) for b in range(n_blocks)] + [tuple(range(n_blocks))]:
-                knock = {b: "zero" if method == "zero" else means[part][b] for b in blocks}
-                value = recall(model, world, prompts, **{f"{part}_ablation": knock})
-                rows.append({"part": part, "blocks": blocks, "method": method, "recall": value})
+            for blocks in [(b,) for b in range(n_blocks)] + ([tuple(range(n_blocks))] if n_blocks > 1 else []):
+                for where in ABLATION_SITES if len(blocks) == 1 else ("all",):
+                    knock = {b: Knock("zero" if method == "zero" else means[part][b], masks[where]) for b in blocks}
+                    value = recall(model, world, prompts, **{f"{part}_ablation": knock})
+                    rows.append({"part": part, "blocks": blocks, "method": method, "where": where, "recall": value})
     return rows
 
 
-def ablated_recall(rows: list[dict], part: str, blocks: Sequence[int] = (), method: str = "none") -> float:
-    """The recall of one condition of :func:`ablation_study`.
+def ablated_recall(rows: list[dict], part: str, blocks: Sequence[int] = (), method: str = "none",
+                   where: str = "all") -> float:
+    """The recall of one condition of :func:`ablation_study` (the intact model: part ``"none"``).
 
-    >>> ablated_recall([{"part": "ffn", "blocks": (0,), "method": "zero", "recall": 0.5}], "ffn", [0], "zero")
+    >>> ablated_recall([{"part": "ffn", "blocks": (0,), "method": "zero", "where": "all", "recall": 0.5}],
+    ...                "ffn", [0], "zero")
     0.5
     """
     rows = _ablation_rows(rows)
     require_choice(part, "part", ("none", "ffn", "attention"))
     require_choice(method, "method", ("none", *ABLATION_METHODS))
+    require_choice(where, "where", ABLATION_SITES)
     blocks = tuple(require_sequence(blocks, "blocks", min_len=0, item=require_nonnegative_int))
     for row in rows:
-        if row["part"] == part and tuple(row["blocks"]) == blocks and row["method"] == method:
+        if row["part"] == part and (part == "none" or (tuple(row["blocks"]) == blocks and row["method"] == method
+                                                      and row.get("where", "all") == where)):
             return row["recall"]
-    raise ValueError(f"rows hold no ablation row for part={part!r}, blocks={blocks}, method={method!r}")
+    raise ValueError(f"rows hold no ablation row for part={part!r}, blocks={blocks}, method={method!r}, "
+                     f"where={where!r}")
 
 
-def _ablation_rows(rows) -> list[dict]:
+def _ablation_rows(rows, name: str = "rows") -> list[dict]:
     """Rows of :func:`ablation_study`: dicts with part, blocks, method and a recall in [0, 1]."""
     def row(r, label):
         if not isinstance(r, dict) or not {"part", "blocks", "method", "recall"} <= r.keys():
@@ -111,58 +178,218 @@ def _ablation_rows(rows) -> list[dict]:
                             f"recall, got {describe(r)}")
         require_number(r["recall"], f"{label}['recall']", low=0, high=1)
         return r
-    return require_sequence(rows, "rows", expected="a list of ablation_study() rows", item=row)
+    return require_sequence(rows, name, expected="a list of ablation_study() rows", item=row)
 
 
-def _condition_label(row: dict, n_blocks: int) -> str:
-    if row["part"] == "none":
-        return "intact model"
-    part = "FFN" if row["part"] == "ffn" else "attention"
-    where = "all blocks" if len(row["blocks"]) == n_blocks and n_blocks > 1 else f"block {row['blocks'][0]}"
-    return f"{part}, {where}, {row['method']}"
+def ablation_grid(studies: Sequence[list[dict]], method: str) -> dict:
+    """Mean, lowest and highest recall over seeds for every (sublayer, site) of one ablation method.
+
+    ``studies`` holds one :func:`ablation_study` per seed. Returns
+    ``{"rows": [(part, block), ...], "sites": ABLATION_SITES, "mean", "low",
+    "high"}``, the last three ``(len(rows), len(sites))`` arrays; one row per
+    block's FFN and attention, FFN first.
+    """
+    studies = _studies(studies)
+    require_choice(method, "method", ABLATION_METHODS)
+    n_blocks = 1 + max(b for r in studies[0] for b in r["blocks"])
+    rows = [(part, b) for b in range(n_blocks) for part in ("ffn", "attention")]
+    values = np.array([[[ablated_recall(study, part, (b,), method, where) for where in ABLATION_SITES]
+                        for part, b in rows] for study in studies])
+    return {"rows": rows, "sites": ABLATION_SITES, "mean": values.mean(axis=0), "low": values.min(axis=0),
+            "high": values.max(axis=0)}
+
+
+def _studies(studies, name: str = "studies") -> list:
+    """One :func:`ablation_study` per seed, all with rows for the same blocks."""
+    studies = require_sequence(studies, name, expected="a list of ablation_study() results, one per seed",
+                               item=lambda rows, label: _ablation_rows(rows, label))
+    if not any(r["blocks"] for r in studies[0]):
+        raise ValueError(f"{name}[0] holds no ablation of any block")
+    return studies
+
+
+def grid_value(grid: dict, part: str, block: int, where: str, stat: str = "mean") -> float:
+    """One cell of :func:`ablation_grid`: ``stat`` (``"mean"``, ``"low"`` or ``"high"``) for a sublayer and site."""
+    if not isinstance(grid, dict) or not {"rows", "sites", "mean", "low", "high"} <= grid.keys():
+        raise TypeError(f"grid must be the dict of ablation_grid(), got {describe(grid)}")
+    require_choice(part, "part", ("ffn", "attention"))
+    block = require_index(block, "block", len(grid["rows"]) // 2, of="the grid's blocks")
+    require_choice(where, "where", grid["sites"])
+    require_choice(stat, "stat", ("mean", "low", "high"))
+    return float(grid[stat][grid["rows"].index((part, block)), grid["sites"].index(where)])
+
+
+def _site_label(where: str) -> str:
+    return {"query": "→", "all": "all"}.get(where, where)
+
+
+def _part_label(part: str, block: int) -> str:
+    return f"{'FFN' if part == 'ffn' else 'attention'} {block}"
 
 
 @styled
-def ablation_figure(rows: list[dict], chance: float) -> BookFigure:
-    """Horizontal bars: recall for every condition of :func:`ablation_study`, with chance marked."""
-    rows = _ablation_rows(rows)
+def ablation_figure(studies: Sequence[list[dict]], chance: float) -> BookFigure:
+    """Two heatmaps, zero and mean ablation: recall (mean over seeds) with one sublayer knocked out at one site.
+
+    Rows: each block's FFN (orange labels) and attention (blue labels);
+    columns: the kind of position where it is knocked out, then all of them.
+    """
+    from matplotlib.colors import LinearSegmentedColormap
+
+    studies = _studies(studies)
     chance = require_number(chance, "chance", low=0, high=1, low_open=True)
-    n_blocks = max(len(r["blocks"]) for r in rows)
-    labels = [_condition_label(r, n_blocks) for r in rows]
-    colours = [PALETTE[6] if r["part"] == "none" else PALETTE[1] if r["part"] == "ffn" else PALETTE[0]
-               for r in rows]
-    hatches = ["//" if r["method"] == "mean" else "" for r in rows]
-    fig = new_figure(7.5, 0.36 * len(rows) + 1.4)
-    ax = fig.subplots()
-    y = np.arange(len(rows))[::-1]
-    bars = ax.barh(y, [100 * r["recall"] for r in rows], color=colours, height=0.7, edgecolor="white")
-    for bar, hatch in zip(bars, hatches):
-        bar.set_hatch(hatch)
-    ax.axvline(100 * chance, color="#222222", linestyle="--", linewidth=1.2,
-               label=f"chance (1 in {round(1 / chance)})")
-    ax.set_yticks(y, labels)
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("facts recalled (%)")
-    ax.set_title("Recall with one sublayer knocked out")
-    ax.legend(loc="lower right")
-    ax.grid(axis="y", visible=False)
-    bars = "; ".join(f"{label}: {100 * r['recall']:.0f}%" for label, r in zip(labels, rows))
+    cmap = LinearSegmentedColormap.from_list("ffnbook_recall", ["#3b1e00", PALETTE[1], "#fff4e6"])
+    intact = float(np.mean([ablated_recall(s, "none") for s in studies]))
+    fig = new_figure(6.4, 7.4)
+    axes = fig.subplots(2, 1)
+    described = []
+    for ax, method in zip(axes, ABLATION_METHODS):
+        grid = ablation_grid(studies, method)
+        image = ax.imshow(100 * grid["mean"], cmap=cmap, vmin=0, vmax=100, aspect="auto")
+        for i in range(grid["mean"].shape[0]):
+            for j in range(grid["mean"].shape[1]):
+                value = 100 * grid["mean"][i, j]
+                ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=11,
+                        color="white" if value < 55 else "#222222")
+        labels = [_part_label(part, b) for part, b in grid["rows"]]
+        ax.set_yticks(range(len(labels)), labels)
+        for tick, (part, _) in zip(ax.get_yticklabels(), grid["rows"]):
+            tick.set_color(PALETTE[1] if part == "ffn" else PALETTE[0])
+            tick.set_fontweight("bold")
+        ax.set_xticks(range(len(grid["sites"])), [_site_label(w) for w in grid["sites"]])
+        ax.set_title(f"{method} ablation: recall (%) with one sublayer knocked out", fontsize=11)
+        ax.grid(False)
+        ax.tick_params(length=0)
+        described.append(f"{method} ablation: " + "; ".join(
+            f"{label}: " + ", ".join(f"{_site_label(w)} {100 * grid['mean'][i, j]:.0f}%"
+                                     for j, w in enumerate(grid["sites"]))
+            for i, label in enumerate(labels)))
+    fig.colorbar(image, ax=list(axes), shrink=0.6, location="bottom", pad=0.08).set_label("recall (%)")
     return BookFigure(fig, (
-        f"Horizontal bar chart of recall, one bar per condition, with a dashed line at chance "
-        f"({100 * chance:.1f}%). The black bar is the intact model, orange bars FFN ablations, blue bars "
-        f"attention ablations; hatched bars are mean ablations, plain bars zero ablations. {bars}."))
+        f"Two heatmaps of recall, mean over {len(studies)} seeds, one row per sublayer (FFN and attention of "
+        f"each block), one column per kind of position where that sublayer's output is knocked out (subject, "
+        f"relation, filler, the query →, and all positions). The intact model recalls {100 * intact:.0f}%, "
+        f"chance is {100 * chance:.1f}%. " + ". ".join(described) + "."))
+
+
+def held_out_hits(model: TinyTransformer, world: FactWorld, held_out_facts, *, n_contexts: int = 4,
+                  seed: int) -> int:
+    """How many held-out facts the model names, one answer per fact.
+
+    Each fact is asked in ``n_contexts`` fresh prompts of the model's length; the model's scores
+    are averaged over them and the highest-scoring object is its answer. One
+    answer per fact makes the count a sum of independent trials: a model that
+    knows nothing of these facts is right for each with probability
+    ``1 / n_objects``, since their objects were drawn at random.
+    """
+    check_transformer(model)
+    held_out_facts = check_facts(world, held_out_facts, "held_out_facts")
+    n_contexts = require_positive_int(n_contexts, "n_contexts", maximum=10_000)
+    prompts = fact_prompts(world, held_out_facts, n_contexts, model.config.seq_len, seed=seed)
+    logits = answer_logits(model, prompts)
+    mean = logits.reshape(len(held_out_facts), n_contexts, -1).mean(dim=1)
+    return int((guessed_objects(mean, world) == world.object_token(world.answers(held_out_facts))).sum())
+
+
+# --- activation patching -------------------------------------------------------------------------
+
+def patching_study(model: TinyTransformer, world: FactWorld, prompts: Prompts, donors: Prompts,
+                   sites: Sequence[str] = ABLATION_SITES) -> list[dict]:
+    """Move one sublayer's output from a donor prompt into a prompt, at one kind of position.
+
+    ``donors`` are the same prompts asking about other facts with other
+    answers (:func:`ffnbook.facts.swap_facts`): same filler, same positions.
+    For each part, block and site, the sublayer's output there is replaced
+    by the donor's and the answer read. Rows ``{"part", "block", "where",
+    "moved", "kept"}``: the share of prompts now answered with the donor's
+    object, and with their own. A sublayer whose output carries the fact
+    moves the answer; one that only routes or formats does not.
+    """
+    check_prompts(prompts, check_transformer(model))
+    check_world(world)
+    if not isinstance(donors, Prompts):
+        raise TypeError(f"donors must be Prompts from ffnbook.facts.swap_facts, got {describe(donors)}")
+    sites = require_names(sites, "sites", ABLATION_SITES)
+    if not (donors.tokens.shape == prompts.tokens.shape
+            and np.array_equal(prompts.subject_position, donors.subject_position)
+            and np.array_equal(prompts.relation_position, donors.relation_position)):
+        raise ValueError("donors must have the prompts' shape and positions (make them with ffnbook.facts.swap_facts)")
+    with torch.no_grad():
+        donor_trace = model.trace(donors.tokens)
+    outputs = {"ffn": donor_trace.ffn_outputs, "attention": donor_trace.attention_outputs}
+    rows = []
+    for block in range(len(model.blocks)):
+        for part in ("ffn", "attention"):
+            for where in sites:
+                knock = {block: Knock(outputs[part][block], _site_mask(prompts, where))}
+                guess = guessed_objects(answer_logits(model, prompts, **{f"{part}_ablation": knock}), world)
+                rows.append({"part": part, "block": block, "where": where,
+                             "moved": float(np.mean(guess == donors.answers)),
+                             "kept": float(np.mean(guess == prompts.answers))})
+    return rows
+
+
+def patched(rows: list[dict], part: str, block: int, where: str, key: str = "moved") -> float:
+    """One value (``"moved"`` or ``"kept"``) of :func:`patching_study`."""
+    rows = _patching_rows(rows)
+    require_choice(part, "part", ("ffn", "attention"))
+    block = require_nonnegative_int(block, "block")
+    require_choice(where, "where", ABLATION_SITES)
+    require_choice(key, "key", ("moved", "kept"))
+    for row in rows:
+        if row["part"] == part and row["block"] == block and row["where"] == where:
+            return row[key]
+    raise ValueError(f"rows hold no patching row for part={part!r}, block={block}, where={where!r}")
+
+
+def _patching_rows(rows, name: str = "rows") -> list[dict]:
+    """Rows of :func:`patching_study`: dicts with part, block, where, moved and kept."""
+    def row(r, label):
+        if not isinstance(r, dict) or not {"part", "block", "where", "moved", "kept"} <= r.keys():
+            raise TypeError(f"{label} must be a row of patching_study(), a dict with keys part, block, where, moved "
+                            f"and kept, got {describe(r)}")
+        for key in ("moved", "kept"):
+            require_number(r[key], f"{label}[{key!r}]", low=0, high=1)
+        return r
+    return require_sequence(rows, name, expected="a list of patching_study() rows", item=row)
+
+
+def patching_table(studies: Sequence[list[dict]], conditions: Sequence[tuple[str, int, str]]):
+    """Mean and range over seeds of :func:`patching_study`: one row per ``(part, block, where)``."""
+    from .display import MarkdownTable
+
+    studies = require_sequence(studies, "studies", expected="a list of patching_study() results, one per seed",
+                               item=lambda rows, label: _patching_rows(rows, label))
+
+    def condition(c, label):
+        if not isinstance(c, (tuple, list)) or len(c) != 3:
+            raise TypeError(f"{label} must be a (part, block, where) tuple, got {describe(c)}")
+        return (require_choice(c[0], f"{label}[0]", ("ffn", "attention")), require_nonnegative_int(c[1], f"{label}[1]"),
+                require_choice(c[2], f"{label}[2]", ABLATION_SITES))
+
+    conditions = require_sequence(conditions, "conditions", item=condition)
+    rows = []
+    for part, block, where in conditions:
+        moved = np.array([patched(s, part, block, where, "moved") for s in studies])
+        kept = np.array([patched(s, part, block, where, "kept") for s in studies])
+        rows.append({"sublayer": _part_label(part, block), "where": _site_label(where),
+                     "moved": f"{100 * moved.mean():.0f}% ({100 * moved.min():.0f} to {100 * moved.max():.0f})",
+                     "kept": f"{100 * kept.mean():.0f}% ({100 * kept.min():.0f} to {100 * kept.max():.0f})"})
+    return MarkdownTable(rows, [("output moved", "sublayer", "s"), ("at", "where", "s"),
+                                ("answer becomes the donor's", "moved", "s"), ("answer stays", "kept", "s")])
 
 
 # --- the key–value reading --------------------------------------------------------------------
 
 #: What a hidden unit can read as, in the order :func:`read_neurons` tests for it.
 NEURON_KINDS = {
-    "dead": "never active at the → position",
+    "dead": "never active at the position read",
     "memory": "every fact that drives it strongly has one answer, and its value promotes that answer first",
-    "subject": "driven strongly by two or more facts of one subject with different answers",
-    "relation": "driven strongly by two or more facts of one relation with different answers",
-    "mixed": "any other live unit: its strong facts share no one subject or relation, or share one answer "
-             "that its value does not promote first",
+    "subject": "driven strongly by two or more facts, all of one subject, with different answers",
+    "relation": "driven strongly by two or more facts, all of one relation, with different answers",
+    "polysemantic": "responds to two or more unrelated input features (subjects or relations, each with most of "
+                    "its facts driving the unit strongly), and those features explain all its strong facts",
+    "distributed": "any other live unit: no input features it responds to explain its strong facts",
 }
 
 
@@ -170,24 +397,30 @@ NEURON_KINDS = {
 STRONG_SHARE = 0.5
 
 
-def answer_activations(model: TinyTransformer, prompts: Prompts, n_contexts: int) -> list[np.ndarray]:
-    """Per block, each hidden unit's activation at ``→``, averaged over a fact's contexts.
+def answer_activations(model: TinyTransformer, prompts: Prompts, n_contexts: int, *,
+                       where: str = "query") -> list[np.ndarray]:
+    """Per block, each hidden unit's activation at one kind of position, averaged over a fact's contexts.
 
-    ``prompts`` must come from :func:`ffnbook.facts.fact_prompts` with
-    ``n_contexts`` (rows grouped fact by fact). Returns arrays of shape
-    ``(n_facts, d_ff)``.
+    ``where`` is ``"query"`` (the ``→``), ``"subject"`` or ``"relation"``:
+    a kind every prompt has once. ``prompts`` must come from
+    :func:`ffnbook.facts.fact_prompts` with ``n_contexts`` (rows grouped
+    fact by fact). Returns arrays of shape ``(n_facts, d_ff)``.
     """
     check_prompts(prompts, check_transformer(model))
     n_contexts = require_positive_int(n_contexts, "n_contexts")
+    require_choice(where, "where", ("query", "subject", "relation"))
     n = len(prompts.tokens)
     if n % n_contexts:
         raise ValueError(f"n_contexts={n_contexts} does not divide the {n} prompts into groups, one per fact")
     grouped = prompts.facts.reshape(n // n_contexts, n_contexts, 2)
     if not np.all(grouped == grouped[:, :1]):
         raise ValueError("prompts must be grouped fact by fact, as ffnbook.facts.fact_prompts makes them")
+    position = {"query": np.full(n, prompts.tokens.shape[1] - 1), "subject": prompts.subject_position,
+                "relation": prompts.relation_position}[where]
     with torch.no_grad():
         hidden = model.trace(prompts.tokens).ffn_hidden
-    return [h[:, -1, :].numpy().astype(np.float64).reshape(n // n_contexts, n_contexts, -1).mean(axis=1)
+    rows = np.arange(n)
+    return [h.numpy()[rows, position].astype(np.float64).reshape(n // n_contexts, n_contexts, -1).mean(axis=1)
             for h in hidden]
 
 
@@ -223,6 +456,37 @@ class NeuronReading(NamedTuple):
     promoted: tuple  #: token ids its value raises most, highest first
 
 
+def _detected_features(facts: np.ndarray, chosen: np.ndarray) -> list[tuple[str, int]]:
+    """The input features a unit responds to: subjects and relations more than half of whose facts are ``chosen``.
+
+    ``facts`` is the ``(n_facts, 2)`` table the unit was read on, ``chosen``
+    the indices of its strong facts. A unit that fires for most of subject
+    3's facts, whatever their relation, responds to subject 3.
+
+    >>> table = np.array([[s, r] for s in range(3) for r in range(2)])  # facts (0, 0), (0, 1), (1, 0), ...
+    >>> _detected_features(table, np.array([0, 1, 4]))  # both facts of subject 0, one of subject 2
+    [('subject', 0), ('relation', 0)]
+    """
+    facts, chosen = np.asarray(facts), np.asarray(chosen)
+    found = []
+    for column, name in ((0, "subject"), (1, "relation")):
+        for value in np.unique(facts[:, column]):
+            of_feature = facts[:, column] == value
+            if np.sum(of_feature[chosen]) > 0.5 * np.sum(of_feature):
+                found.append((name, int(value)))
+    return found
+
+
+def _explained_by_unrelated_features(facts: np.ndarray, chosen: np.ndarray) -> bool:
+    """Whether two or more detected features, and no single one, hold every strong fact."""
+    features = _detected_features(facts, chosen)
+    if len(features) < 2:
+        return False
+    columns = {"subject": 0, "relation": 1}
+    held = [facts[chosen, columns[name]] == value for name, value in features]
+    return bool(np.logical_or.reduce(held).all() and not any(h.all() for h in held))
+
+
 def read_neurons(activations, facts, answers, value_scores, object_tokens, *, strong: float = STRONG_SHARE,
                  n_promoted: int = 3, block: int = 0) -> list[NeuronReading]:
     """Read every hidden unit as a key–value memory and label it (see :data:`NEURON_KINDS`).
@@ -239,7 +503,13 @@ def read_neurons(activations, facts, answers, value_scores, object_tokens, *, st
     block : the block the units belong to, recorded in each reading
 
     A unit is ``"memory"`` when all its strong facts share one answer and its
-    value raises that answer's token above every other token.
+    value raises that answer's token above every other token. It is
+    ``"polysemantic"`` only when a test for unrelated features passes: it
+    responds to two or more input features (:func:`_detected_features`: a
+    subject or a relation most of whose facts drive it strongly),
+    and those features, but no single one of them, hold all its strong
+    facts. A live unit that fails both tests is ``"distributed"``: it takes
+    part in several facts without responding to nameable features.
 
     >>> acts = np.array([[2.0, 0.0], [0.1, 1.0], [0.0, 1.0]])
     >>> facts = np.array([[0, 0], [0, 1], [1, 1]]); answers = np.array([0, 1, 0])
@@ -281,8 +551,10 @@ def read_neurons(activations, facts, answers, value_scores, object_tokens, *, st
             kind = "subject"
         elif len(chosen) >= 2 and len(np.unique(facts[chosen, 1])) == 1:
             kind = "relation"
+        elif _explained_by_unrelated_features(facts, chosen):
+            kind = "polysemantic"
         else:
-            kind = "mixed"
+            kind = "distributed"
         readings.append(NeuronReading(block, i, kind, peak, tuple(int(f) for f in chosen),
                                       len(kinds_of_answer), promoted))
     return readings
@@ -294,14 +566,8 @@ def kind_counts(readings: Sequence[NeuronReading]) -> dict[str, int]:
     return {kind: sum(r.kind == kind for r in readings) for kind in NEURON_KINDS}
 
 
-def polysemantic_count(readings: Sequence[NeuronReading]) -> int:
-    """How many units are driven strongly by facts with more than one answer."""
-    readings = _readings(readings)
-    return sum(r.n_answers > 1 for r in readings)
-
-
-def _readings(readings, min_len: int = 0) -> list:
-    return require_sequence(readings, "readings", min_len=min_len, expected="a list of NeuronReading",
+def _readings(readings, min_len: int = 0, name: str = "readings") -> list:
+    return require_sequence(readings, name, min_len=min_len, expected="a list of NeuronReading",
                             item=lambda r, label: require_instance(r, label, NeuronReading))
 
 
@@ -357,7 +623,36 @@ def ffn_direct_recall(model: TinyTransformer, world: FactWorld, prompts: Prompts
     return float((guessed_objects(scores, world) == prompts.answers).mean())
 
 
-def pick_examples(readings: Sequence[NeuronReading], kinds=("memory", "subject", "relation", "mixed")) -> list:
+def unit_ablation_effect(model: TinyTransformer, world: FactWorld, prompts: Prompts, block: int, *,
+                         where: str = "query") -> np.ndarray:
+    """Recall lost when one hidden unit of one FFN is silenced at one kind of position: ``(d_ff,)``.
+
+    For each unit ``i``, its contribution ``m_i(x) v_i`` is removed from the
+    FFN's output at the positions of kind ``where`` (a name of
+    :data:`ABLATION_SITES`) and recall on ``prompts`` measured again; the
+    entry is the intact recall minus that. A per-unit companion of
+    :func:`ablation_study`, for exploring single units (it runs one forward
+    pass per unit).
+    """
+    check_world(world)
+    check_prompts(prompts, check_transformer(model))
+    block = _block(model, block)
+    require_choice(where, "where", ABLATION_SITES)
+    mask = _site_mask(prompts, where).unsqueeze(-1)
+    with torch.no_grad():
+        trace = model.trace(prompts.tokens)
+        hidden, output = trace.ffn_hidden[block], trace.ffn_outputs[block]
+        values = model.blocks[block].ffn.down.weight  # (d_model, d_ff): column i is unit i's value
+        intact = recall(model, world, prompts)
+        effects = np.empty(values.shape[1])
+        for i in range(values.shape[1]):
+            without = output - torch.where(mask, hidden[..., i:i + 1] * values[:, i], 0.0)
+            effects[i] = intact - recall(model, world, prompts, ffn_ablation={block: without})
+    return effects
+
+
+def pick_examples(readings: Sequence[NeuronReading],
+                  kinds=("memory", "subject", "relation", "polysemantic", "distributed")) -> list:
     """For each kind that occurs, the unit of that kind with the highest peak activation."""
     readings = _readings(readings)
     kinds = require_names(kinds, "kinds", NEURON_KINDS)
@@ -404,12 +699,13 @@ def neuron_table(world: FactWorld, facts, readings: Sequence[NeuronReading], *, 
 
 
 @styled
-def neuron_figure(world: FactWorld, facts, activations: Sequence, readings: Sequence[NeuronReading]) -> BookFigure:
-    """One subject × relation heatmap per unit: how strongly each fact drives it at ``→``.
+def neuron_figure(world: FactWorld, facts, activations: Sequence, readings: Sequence[NeuronReading], *,
+                  where: Sequence[str] | str = "query") -> BookFigure:
+    """One subject × relation heatmap per unit, stacked: how strongly each fact drives it.
 
     ``activations[b]`` is block ``b``'s ``(n_facts, d_ff)`` table from
-    :func:`answer_activations` for ``facts``. Facts left out of training
-    are grey.
+    :func:`answer_activations` for ``facts``, read at ``where`` (one site
+    for every block, or one per block). Facts left out of training are grey.
     """
     from matplotlib.colors import LinearSegmentedColormap
 
@@ -425,29 +721,39 @@ def neuron_figure(world: FactWorld, facts, activations: Sequence, readings: Sequ
         if not 0 <= r.neuron < activations[r.block].shape[1]:
             raise ValueError(f"readings[{i}] names unit {r.neuron}, beyond block {r.block}'s "
                              f"{activations[r.block].shape[1]} units")
+    sites = [require_choice(where, "where", ("query", "subject", "relation"))] * len(activations) \
+        if isinstance(where, str) else require_names(where, "where", ("query", "subject", "relation"))
+    if len(sites) != len(activations):
+        raise ValueError(f"where must name one site per block of activations ({len(activations)}), got {len(sites)}")
     cmap = LinearSegmentedColormap.from_list("ffnbook_orange", ["#ffffff", PALETTE[1], "#5a2700"]).with_extremes(
         bad="#bbbbbb")
     names = world.token_names()
-    fig = new_figure(2.9 * len(readings) + 0.6, 3.7)
-    axes = np.atleast_1d(fig.subplots(1, len(readings)))
+    n_cols, n_rows = 1, len(readings)  # stacked: legible at a phone's width
+    fig = new_figure(4.0, 3.5 * n_rows)
+    axes = np.atleast_1d(fig.subplots(n_rows, n_cols)).ravel()
     for ax, r in zip(axes, readings):
         grid = np.full((world.n_subjects, world.n_relations), np.nan)
         grid[facts[:, 0], facts[:, 1]] = np.asarray(activations[r.block])[:, r.neuron]
         image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.0, vmax=max(r.peak, 1e-12))
-        ax.set_title(f"block {r.block}, unit {r.neuron}: {r.kind}\nvalue → {', '.join(names[t] for t in r.promoted)}",
-                     fontsize=10)
+        ax.set_title(f"block {r.block}, unit {r.neuron}: {r.kind}\nat {_site_label(sites[r.block])}; "
+                     f"value → {', '.join(names[t] for t in r.promoted[:2])}", fontsize=9.5)
         ax.set_xlabel("relation")
         ax.set_ylabel("subject")
+        ax.set_xticks(range(0, world.n_relations, 5))
+        ax.set_yticks(range(0, world.n_subjects, 5))
         ax.grid(False)
-        fig.colorbar(image, ax=ax, shrink=0.7).set_label("activation at →")
+        fig.colorbar(image, ax=ax, shrink=0.75).set_label("activation")
+    for ax in axes[len(readings):]:
+        ax.set_visible(False)
     units = " ".join(
-        f"Block {r.block}, unit {r.neuron} ({r.kind}): driven strongly by {len(r.strong)} "
-        f"fact{'s' if len(r.strong) != 1 else ''}, strongest {_fact_label(world, facts[r.strong[0]]) if r.strong else 'none'}; "
+        f"Block {r.block}, unit {r.neuron} ({r.kind}, read at {_site_label(sites[r.block])}): driven strongly by "
+        f"{len(r.strong)} fact{'s' if len(r.strong) != 1 else ''}, strongest "
+        f"{_fact_label(world, facts[r.strong[0]]) if r.strong else 'none'}; "
         f"its value promotes {', '.join(names[t] for t in r.promoted)}."
         for r in readings)
     return BookFigure(fig, (
-        "Heatmaps, one per example FFN unit, of its activation at the query position for every fact, "
-        "subjects as rows and relations as columns, darker for stronger, held-out facts grey. " + units))
+        "Heatmaps, one per example FFN unit, of its activation for every fact, subjects as rows and relations "
+        "as columns, darker for stronger, held-out facts grey. " + units))
 
 
 # --- position independence on trained weights ------------------------------------------------
@@ -573,15 +879,16 @@ def influence_figure(world: FactWorld, prompts: Prompts, influences: dict, *, in
     for key, m in influences.items():
         if m.shape != (seq_len, seq_len):
             raise ValueError(f"influences[{key!r}] must be ({seq_len}, {seq_len}), one row per position, got {m.shape}")
-    cmap = LinearSegmentedColormap.from_list("ffnbook_blue", ["#ffffff", PALETTE[0], "#002a47"])
+    cmaps = {"attention": LinearSegmentedColormap.from_list("ffnbook_blue", ["#ffffff", PALETTE[0], "#002a47"]),
+             "ffn": LinearSegmentedColormap.from_list("ffnbook_orange", ["#ffffff", PALETTE[1], "#5a2700"])}
     names = world.token_names()
     labels = [names[int(t)] for t in prompts.tokens[index]]
-    fig = new_figure(9.5, 4.2)
-    axes = fig.subplots(1, 2)
+    fig = new_figure(5.2, 8.6)
+    axes = fig.subplots(2, 1)
     titles = {"attention": f"trained attention, block {block}", "ffn": f"trained FFN, block {block}"}
     for ax, (key, title) in zip(axes, titles.items()):
         m = np.asarray(influences[key])
-        image = ax.imshow(m, cmap=cmap, vmin=0.0, vmax=float(m.max()) or 1.0)
+        image = ax.imshow(m, cmap=cmaps[key], vmin=0.0, vmax=float(m.max()) or 1.0)
         ax.set_title(title)
         ax.set_xticks(range(len(labels)), labels)
         ax.set_yticks(range(len(labels)), labels)
@@ -601,139 +908,293 @@ def influence_figure(world: FactWorld, prompts: Prompts, influences: dict, *, in
         f"{ffn_off:.1e})."))
 
 
-# --- training curves --------------------------------------------------------------------------
+# --- training curves, sparsity and capacity over seeds -----------------------------------------
+
+def _band(ax, steps, runs, colour, label, marker="o"):
+    """Mean line with the range over runs shaded: ``runs`` is a list of equal-length lists."""
+    values = np.asarray(runs, dtype=np.float64)
+    ax.fill_between(steps, values.min(axis=0), values.max(axis=0), color=colour, alpha=0.22, linewidth=0)
+    ax.plot(steps, values.mean(axis=0), color=colour, marker=marker, markersize=3, label=label)
+
+
+def _first_full(history: dict) -> int | None:
+    for step, value in zip(history["step"], history["recall"]):
+        if value >= 1.0:
+            return int(step)
+    return None
+
+
+def _runs(runs) -> dict:
+    """``{label: [TrainResult, ...]}``: each label's training results, one per seed, with equally long histories."""
+    from .tiny_transformer import TrainResult
+
+    if not isinstance(runs, dict) or not runs:
+        raise TypeError(f"runs must be a non-empty dict {{label: list of TrainResult}}, got {describe(runs)}")
+    for label, results in runs.items():
+        if not isinstance(label, str):
+            raise TypeError(f"runs' labels must be strings, got {describe(label)}")
+        results = require_sequence(results, f"runs[{label!r}]", expected="a list of TrainResult",
+                                   item=lambda r, name: require_instance(r, name, TrainResult))
+        lengths = {len(r.history["step"]) for r in results}
+        if len(lengths) != 1 or lengths.pop() < 2:
+            raise ValueError(f"runs[{label!r}] must hold histories of one length, two records or more")
+    return runs
+
 
 @styled
-def training_figure(history: dict, chance: float) -> BookFigure:
-    """Three panels against the training step: loss, recall (trained and held-out facts), FFN units active."""
-    history = _history(history)
+def training_figure(runs: dict, chance: float) -> BookFigure:
+    """Loss (top) and recall (bottom) against the training step, mean and range over seeds.
+
+    ``runs`` maps a label (``"with FFNs"``, ``"without FFNs"``) to a list of
+    :class:`~ffnbook.tiny_transformer.TrainResult`, one per seed; the model
+    with FFNs is drawn in orange, the one without in blue. Recall of the
+    held-out facts of the first label is drawn in grey.
+    """
+    runs = _runs(runs)
     chance = require_number(chance, "chance", low=0, high=1, low_open=True)
-    steps = history["step"]
-    fig = new_figure(10.5, 3.6)
-    loss_ax, recall_ax, share_ax = fig.subplots(1, 3)
-    loss_ax.plot(steps[1:], history["loss"][1:], color=PALETTE[0], marker="o", markersize=3)
+    colours = {label: PALETTE[1] if i == 0 else PALETTE[0] for i, label in enumerate(runs)}
+    fig = new_figure(6.2, 7.0)
+    loss_ax, recall_ax = fig.subplots(2, 1, sharex=True)
+    described = []
+    for i, (label, results) in enumerate(runs.items()):
+        steps = results[0].history["step"]
+        _band(loss_ax, steps[1:], [r.history["loss"][1:] for r in results], colours[label], label)
+        _band(recall_ax, steps, [[100 * v for v in r.history["recall"]] for r in results], colours[label],
+              f"{label}, trained facts")
+        firsts = [_first_full(r.history) for r in results]
+        finals = [r.history["recall"][-1] for r in results]
+        reached = ", ".join("never" if f is None else str(f) for f in firsts)
+        described.append(f"{label}: loss from {np.mean([r.history['loss'][1] for r in results]):.2f} to "
+                         f"{np.mean([r.history['loss'][-1] for r in results]):.3f} (mean), recall of the trained facts "
+                         f"{100 * min(finals):.0f} to {100 * max(finals):.0f}% at the end, all of them first "
+                         f"recalled at step {reached}")
+        if i == 0 and results[0].history.get("held_out_recall"):
+            _band(recall_ax, steps, [[100 * v for v in r.history["held_out_recall"]] for r in results], "#777777",
+                  f"{label}, held-out facts", marker="s")
     loss_ax.set_yscale("log")
-    loss_ax.set_xlabel("training step")
     loss_ax.set_ylabel("cross-entropy loss")
-    loss_ax.set_title("Training loss")
-    recall_ax.plot(steps, [100 * v for v in history["recall"]], color=PALETTE[1], marker="o", markersize=3,
-                   label="trained facts, fresh prompts")
-    if history.get("held_out_recall"):
-        recall_ax.plot(steps, [100 * v for v in history["held_out_recall"]], color=PALETTE[2], marker="s",
-                       markersize=3, label="held-out facts")
+    loss_ax.set_title("Training loss (mean; band: range over seeds)", fontsize=11)
+    loss_ax.legend(loc="upper right", fontsize=9)
     recall_ax.axhline(100 * chance, color="#222222", linestyle="--", linewidth=1.0, label="chance")
     recall_ax.set_ylim(-3, 103)
     recall_ax.set_xlabel("training step")
     recall_ax.set_ylabel("facts recalled (%)")
-    recall_ax.set_title("Recall")
-    recall_ax.legend(loc="center right", fontsize=9)
-    for block, shares in enumerate(history["active_share"]):
-        share_ax.plot(steps, [100 * v for v in shares], color=PALETTE[3 + block], marker="o", markersize=3,
-                      label=f"block {block}")
-    share_ax.set_xlabel("training step")
-    share_ax.set_ylabel("FFN units active per token (%)")
-    share_ax.set_title("FFN sparsity")
-    share_ax.legend(loc="center right", fontsize=9)
-    shares = "; ".join(f"block {b} from {100 * v[0]:.0f}% to {100 * v[-1]:.0f}%"
-                       for b, v in enumerate(history["active_share"]))
-    held = (f", and of held-out facts from {100 * history['held_out_recall'][0]:.0f}% to "
-            f"{100 * history['held_out_recall'][-1]:.0f}%" if history.get("held_out_recall") else "")
+    recall_ax.set_title("Recall on fresh prompts", fontsize=11)
+    recall_ax.legend(loc="center right", fontsize=8.5)
+    n = len(next(iter(runs.values())))
     return BookFigure(fig, (
-        f"Three line charts against the training step, up to step {steps[-1]}. Left: the training loss on a "
-        f"logarithmic scale, from {history['loss'][1]:.2f} to {history['loss'][-1]:.4f}. Middle: recall of the "
-        f"trained facts on fresh prompts, from {100 * history['recall'][0]:.0f}% to "
-        f"{100 * history['recall'][-1]:.0f}%{held}, with a dashed line at chance ({100 * chance:.1f}%). Right: "
-        f"the share of FFN units active per token over all positions, {shares}."))
+        f"Two line charts against the training step, each line the mean over {n} seeds with the range shaded. "
+        f"Top: training loss on a logarithmic scale. Bottom: recall on fresh prompts, with a dashed line at "
+        f"chance ({100 * chance:.1f}%). " + "; ".join(described) + "."))
 
 
-def _history(history) -> dict:
-    """A training history of :func:`~ffnbook.tiny_transformer.train_on_facts`: equally long series."""
-    needed = ("step", "loss", "recall", "active_share")
-    if not isinstance(history, dict) or not set(needed) <= history.keys():
-        raise TypeError(f"history must be a training history, a dict with keys {', '.join(needed)}, "
-                        f"got {describe(history)}")
-    n = len(require_sequence(history["step"], "history['step']", min_len=2))
-    series = {"loss": history["loss"], "recall": history["recall"],
-              **{f"active_share[{b}]": v for b, v in enumerate(history["active_share"])}}
-    if history.get("held_out_recall"):
-        series["held_out_recall"] = history["held_out_recall"]
-    for key, values in series.items():
-        if len(require_sequence(values, f"history[{key!r}]")) != n:
-            raise ValueError(f"history[{key!r}] must have one value per step ({n}), got {len(values)}")
-    return history
+def active_share_by_site(model: TinyTransformer, prompts: Prompts) -> list[dict[str, float]]:
+    """Per block, the share of FFN units with a non-zero activation, per token, at each kind of position.
+
+    Keys: the kinds of :data:`POSITION_CLASSES` and ``"all"`` (every position).
+    """
+    check_prompts(prompts, check_transformer(model))
+    classes = torch.from_numpy(position_classes(prompts))
+    with torch.no_grad():
+        hidden = model.trace(prompts.tokens).ffn_hidden
+    shares = []
+    for h in hidden:
+        active = (h > 0).double().mean(dim=-1)  # (n, seq_len): share of units on, per token
+        row = {c: float(active[classes == i].mean()) for i, c in enumerate(POSITION_CLASSES)}
+        row["all"] = float(active.mean())
+        shares.append(row)
+    return shares
 
 
-# --- capacity ---------------------------------------------------------------------------------
+def _shares(shares, name: str) -> list:
+    """One :func:`active_share_by_site` per seed: lists of ``{site: share}`` dicts, one per block."""
+    def seed(blocks, label):
+        def block(row, where):
+            if not isinstance(row, dict) or not set(ABLATION_SITES) <= row.keys():
+                raise TypeError(f"{where} must be a dict with keys {', '.join(ABLATION_SITES)}, got {describe(row)}")
+            for site in ABLATION_SITES:
+                require_number(row[site], f"{where}[{site!r}]", low=0, high=1)
+            return row
+        return require_sequence(blocks, label, expected="a list of per-block dicts", item=block)
+    shares = require_sequence(shares, name, expected="a list of active_share_by_site() results, one per seed",
+                              item=seed)
+    if len({len(s) for s in shares}) != 1:
+        raise ValueError(f"{name} must hold the same number of blocks for every seed")
+    return shares
+
+
+def sparsity_table(at_init: Sequence[list[dict]], trained: Sequence[list[dict]]):
+    """Share of FFN units active per token, at initialisation and after training, by kind of position.
+
+    Each argument holds one :func:`active_share_by_site` per seed; cells show
+    the mean over seeds and, after training, the range.
+    """
+    from .display import MarkdownTable
+
+    at_init, trained = _shares(at_init, "at_init"), _shares(trained, "trained")
+    if len(at_init[0]) != len(trained[0]):
+        raise ValueError(f"at_init and trained must have the same blocks, got {len(at_init[0])} and {len(trained[0])}")
+    rows = []
+    for block in range(len(trained[0])):
+        row = {"block": f"FFN {block}"}
+        for site in ABLATION_SITES:
+            before = np.mean([s[block][site] for s in at_init])
+            after = np.array([s[block][site] for s in trained])
+            row[site] = f"{100 * before:.0f} → {100 * after.mean():.0f} ({100 * after.min():.0f} to {100 * after.max():.0f})"
+        rows.append(row)
+    return MarkdownTable(rows, [("units on (%)", "block", "s")] + [(_site_label(w), w, "s") for w in ABLATION_SITES])
+
+
+def kind_table(by_site: dict) -> "object":
+    """Unit counts per kind, mean and range over seeds: ``by_site[(block, where)]`` holds one reading per seed."""
+    from .display import MarkdownTable
+
+    if not isinstance(by_site, dict) or not by_site:
+        raise TypeError(f"by_site must be a non-empty dict {{(block, where): readings per seed}}, got {describe(by_site)}")
+    for key, per_seed in by_site.items():
+        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], str)):
+            raise TypeError(f"by_site's keys must be (block, where) tuples, got {describe(key)}")
+        require_sequence(per_seed, f"by_site[{key!r}]", expected="a list of read_neurons() results, one per seed",
+                         item=lambda r, label: _readings(r, name=label))
+    rows = []
+    for (block, where), per_seed in by_site.items():
+        counts = np.array([[kind_counts(r)[k] for k in NEURON_KINDS] for r in per_seed])
+        row = {"units": f"FFN {block} at {_site_label(where)}"}
+        for j, kind in enumerate(NEURON_KINDS):
+            lo, hi = counts[:, j].min(), counts[:, j].max()
+            row[kind] = f"{counts[:, j].mean():.1f}" + (f" ({lo}–{hi})" if lo != hi else "")
+        rows.append(row)
+    return MarkdownTable(rows, [("units read", "units", "s")] + [(k, k, "s") for k in NEURON_KINDS])
+
 
 def capacity_sweep(widths: Sequence[int], n_subjects: Sequence[int], *, n_relations: int, n_objects: int,
                    d_model: int, n_heads: int, n_blocks: int, seq_len: int, train_config: TrainConfig,
-                   seed: int = 0) -> list[dict]:
-    """Train one model per FFN width and world size; return its recall on all its facts.
+                   seeds: Sequence[int] = (0,)) -> list[dict]:
+    """Train one model per FFN width, world size and seed (width 0: no FFN); recall on all its facts.
 
     Worlds have ``n_relations`` relations and each number of subjects in
-    ``n_subjects``; every model gets the same ``train_config`` (the same
-    number of steps), trains on every fact of its world and is scored on
-    fresh prompts. Rows: ``{"d_ff", "n_facts", "recall"}``.
+    ``n_subjects``; world and seed go together (seed ``s`` draws world
+    ``s``, the model's initial weights and its batches). Every model gets
+    the same ``train_config`` and trains on every fact of its world; all the
+    models of one world size train together
+    (:func:`~ffnbook.tiny_transformer.train_replicas`). Rows:
+    ``{"d_ff", "n_facts", "seed", "recall", "history"}``, ``recall`` on fresh
+    prompts at the end.
     """
-    widths = require_sequence(widths, "widths", item=require_positive_int)
-    n_subjects = require_sequence(n_subjects, "n_subjects", item=require_positive_int)
+    from .tiny_transformer import Replica, train_replicas
+
+    widths = require_sequence(widths, "widths", item=lambda w, label: require_nonnegative_int(w, label, maximum=4096))
+    n_subjects = require_sequence(n_subjects, "n_subjects",
+                                  item=lambda n, label: require_positive_int(n, label, maximum=4096))
+    seeds = require_sequence(seeds, "seeds", item=lambda v, label: require_seed(v, label))
     require_instance(train_config, "train_config", TrainConfig)
+    if len(widths) * len(seeds) > 256:
+        raise ValueError(f"widths and seeds make {len(widths) * len(seeds)} models per world size; at most 256 train "
+                         f"together")
     rows = []
-    for d_ff in widths:
-        for subjects in n_subjects:
-            world = make_world(subjects, n_relations, n_objects, seed=seed)
-            config = ModelConfig(vocab_size=world.vocab_size, seq_len=seq_len, d_model=d_model,
-                                 n_heads=n_heads, d_ff=d_ff, n_blocks=n_blocks)
-            result = train_on_facts(world, world.all_facts(), config, train_config)
-            rows.append({"d_ff": int(d_ff), "n_facts": world.n_facts, "recall": result.history["recall"][-1]})
+    for subjects in n_subjects:
+        replicas = []
+        for d_ff in widths:
+            for seed in seeds:
+                world = make_world(subjects, n_relations, n_objects, seed=seed)
+                replicas.append(Replica(world, world.all_facts(), seed, None, d_ff))
+        config = ModelConfig(vocab_size=replicas[0].world.vocab_size, seq_len=seq_len, d_model=d_model,
+                             n_heads=n_heads, d_ff=max(max(widths), 1), n_blocks=n_blocks)
+        for replica, result in zip(replicas, train_replicas(replicas, config, train_config)):
+            rows.append({"d_ff": replica.d_ff, "n_facts": replica.world.n_facts, "seed": replica.seed,
+                         "recall": result.history["recall"][-1], "history": result.history})
     return rows
+
+
+def _capacity_rows(rows, keys=("d_ff", "n_facts", "seed", "recall")) -> list[dict]:
+    """Rows of :func:`capacity_sweep` with at least ``keys``."""
+    def row(r, label):
+        if not isinstance(r, dict) or not set(keys) <= r.keys():
+            raise TypeError(f"{label} must be a row of capacity_sweep(), a dict with keys {', '.join(keys)}, "
+                            f"got {describe(r)}")
+        require_nonnegative_int(r["d_ff"], f"{label}['d_ff']")
+        require_positive_int(r["n_facts"], f"{label}['n_facts']")
+        require_number(r["recall"], f"{label}['recall']", low=0, high=1)
+        return r
+    return require_sequence(rows, "rows", expected="a list of capacity_sweep() rows", item=row)
+
+
+def capacity_table(rows: list[dict]) -> dict:
+    """Per (d_ff, n_facts): recall mean/low/high over seeds, and facts gained over the no-FFN model per unit.
+
+    ``gain_per_unit`` is the mean over seeds of ``(recall(d_ff) - recall(0)) * n_facts / d_ff``, each seed's
+    model compared with the no-FFN model of the same seed (the same world); ``None`` for ``d_ff = 0``.
+    """
+    rows = _capacity_rows(rows)
+    table = {}
+    for d_ff, n_facts in sorted({(r["d_ff"], r["n_facts"]) for r in rows}):
+        mine = sorted((r for r in rows if r["d_ff"] == d_ff and r["n_facts"] == n_facts), key=lambda r: r["seed"])
+        recalls = np.array([r["recall"] for r in mine])
+        entry = {"mean": float(recalls.mean()), "low": float(recalls.min()), "high": float(recalls.max()),
+                 "n": len(mine), "gain_per_unit": None, "gain_low": None, "gain_high": None}
+        if d_ff > 0:
+            base = {r["seed"]: r["recall"] for r in rows if r["d_ff"] == 0 and r["n_facts"] == n_facts}
+            if base:
+                gains = np.array([(r["recall"] - base[r["seed"]]) * n_facts / d_ff for r in mine])
+                entry.update(gain_per_unit=float(gains.mean()), gain_low=float(gains.min()),
+                             gain_high=float(gains.max()))
+        table[(d_ff, n_facts)] = entry
+    return table
 
 
 @styled
 def capacity_figure(rows: list[dict], chance: float, d_model: int) -> BookFigure:
-    """Recall against the number of facts, one line per FFN width."""
+    """Top: recall against the FFN width (0: no FFN), one line per world size; bottom: the loss curves."""
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
-    def row(r, label):
-        if not isinstance(r, dict) or not {"d_ff", "n_facts", "recall"} <= r.keys():
-            raise TypeError(f"{label} must be a row of capacity_sweep(), a dict with keys d_ff, n_facts and "
-                            f"recall, got {describe(r)}")
-        require_positive_int(r["d_ff"], f"{label}['d_ff']")
-        require_positive_int(r["n_facts"], f"{label}['n_facts']")
-        require_number(r["recall"], f"{label}['recall']", low=0, high=1)
-        return r
-
-    rows = require_sequence(rows, "rows", item=row)
+    rows = _capacity_rows(rows, ("d_ff", "n_facts", "seed", "recall", "history"))
+    table = capacity_table(rows)
     chance = require_number(chance, "chance", low=0, high=1, low_open=True)
     d_model = require_positive_int(d_model, "d_model")
-    fig = new_figure(7.0, 4.0)
-    ax = fig.subplots()
+    widths = sorted({k[0] for k in table})
+    sizes = sorted({k[1] for k in table})
+    fig = new_figure(6.2, 7.2)
+    recall_ax, loss_ax = fig.subplots(2, 1)
+    x = np.arange(len(widths))
     markers = "osD^v"
-    for i, d_ff in enumerate(sorted({r["d_ff"] for r in rows})):
-        mine = sorted((r for r in rows if r["d_ff"] == d_ff), key=lambda r: r["n_facts"])
-        ax.plot([r["n_facts"] for r in mine], [100 * r["recall"] for r in mine], marker=markers[i % len(markers)],
-                color=PALETTE[i % len(PALETTE)], label=f"d_ff = {d_ff} ({d_ff / d_model:g} × d_model)")
-    ax.axhline(100 * chance, color="#222222", linestyle="--", linewidth=1.0, label="chance")
-    ax.set_xscale("log", base=2)
-    n_facts = sorted({r["n_facts"] for r in rows})
-    ax.set_xticks(n_facts, [str(n) for n in n_facts])
-    ax.minorticks_off()
-    ax.set_ylim(-3, 103)
-    ax.set_xlabel("facts in the world")
-    ax.set_ylabel("facts recalled (%)")
-    ax.set_title(f"Trained recall against the number of facts, d_model = {d_model}")
-    ax.legend(loc="center left")
-    lines = "; ".join(
-        f"d_ff = {d_ff}: " + ", ".join(f"{r['recall']:.0%} of {r['n_facts']}"
-                                       for r in sorted((r for r in rows if r["d_ff"] == d_ff),
-                                                       key=lambda r: r["n_facts"]))
-        for d_ff in sorted({r["d_ff"] for r in rows}))
+    greys = ["#222222", "#666666", "#999999"]
+    described = []
+    for i, n_facts in enumerate(sizes):
+        mean = [100 * table[(w, n_facts)]["mean"] for w in widths]
+        low = [100 * table[(w, n_facts)]["low"] for w in widths]
+        high = [100 * table[(w, n_facts)]["high"] for w in widths]
+        colour = PALETTE[1] if len(sizes) == 1 else greys[i % len(greys)]
+        recall_ax.errorbar(x, mean, yerr=[np.subtract(mean, low), np.subtract(high, mean)], color=colour,
+                           marker=markers[i % len(markers)], capsize=4,
+                           label=f"{n_facts} facts" if len(sizes) > 1 else None)
+        described.append(f"{n_facts} facts: " + ", ".join(
+            f"d_ff {w}: {m:.0f}% ({lo:.0f} to {hi:.0f})" for w, m, lo, hi in zip(widths, mean, low, high)))
+    recall_ax.axhline(100 * chance, color="#222222", linestyle="--", linewidth=1.0, label="chance")
+    recall_ax.set_xticks(x, ["0\n(no FFN)" if w == 0 else str(w) for w in widths])
+    recall_ax.set_ylim(-3, 103)
+    recall_ax.set_xlabel(f"FFN width d_ff (d_model = {d_model})")
+    recall_ax.set_ylabel("facts recalled (%)")
+    recall_ax.set_title(f"Recall of {' / '.join(map(str, sizes))} facts (mean; bars: range over seeds)",
+                        fontsize=11)
+    recall_ax.legend(loc="upper left", fontsize=9)
+    shades = [PALETTE[0]] + [PALETTE[1]] * (len(widths) - 1)
+    alphas = [1.0] + list(np.linspace(0.45, 1.0, len(widths) - 1))
+    for w, colour, alpha in zip(widths, shades, alphas):
+        runs = [r for r in rows if r["d_ff"] == w and r["n_facts"] == sizes[-1]]
+        steps = runs[0]["history"]["step"][1:]
+        loss_ax.plot(steps, np.mean([r["history"]["loss"][1:] for r in runs], axis=0), color=colour, alpha=alpha,
+                     marker="o", markersize=3, label="no FFN" if w == 0 else f"d_ff = {w}")
+    loss_ax.set_yscale("log")
+    loss_ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    loss_ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    loss_ax.yaxis.set_minor_formatter(NullFormatter())
+    loss_ax.set_xlabel("training step")
+    loss_ax.set_ylabel("cross-entropy loss")
+    loss_ax.set_title(f"Training loss with {sizes[-1]} facts (mean over seeds)", fontsize=11)
+    loss_ax.legend(loc="lower left", fontsize=9)
     return BookFigure(fig, (
-        f"Line chart of the share of facts recalled against the number of facts in the world, on a "
-        f"logarithmic axis, one line per FFN width, with a dashed line at chance ({100 * chance:.1f}%). "
-        f"{lines}."))
-
-
-def chance_recall(world: FactWorld) -> float:
-    """The recall of guessing an object at random: ``1 / n_objects``."""
-    return 1.0 / check_world(world).n_objects
+        f"Top: recall at the end of training against the FFN width, 0 meaning no FFN, mean over seeds with the "
+        f"range as bars, chance dashed at {100 * chance:.1f}%. " + "; ".join(described) + ". Bottom: the mean "
+        f"training loss of each width against the step, on a logarithmic scale: the model without FFN in blue, "
+        f"the FFN widths in orange."))
 

@@ -244,6 +244,62 @@ def _ablation_rows():
             {"part": "attention", "blocks": (0,), "method": "mean", "recall": 0.25}]
 
 
+@functools.lru_cache(maxsize=1)
+def _studies_cached():
+    from ffnbook.trained_ffn import ablation_study
+    return [ablation_study(_transformer(), _world(), _prompts())]
+
+
+def _studies():
+    import copy
+    return copy.deepcopy(_studies_cached())
+
+
+def _donors():
+    from ffnbook.facts import other_answer_facts, swap_facts
+    w, p = _world(), _prompts()
+    return swap_facts(w, p, other_answer_facts(w, p.facts, seed=0))
+
+
+@functools.lru_cache(maxsize=1)
+def _patching_cached():
+    from ffnbook.trained_ffn import patching_study
+    return patching_study(_transformer(), _world(), _prompts(), _donors(), ("subject", "query"))
+
+
+def _patching():
+    import copy
+    return copy.deepcopy(_patching_cached())
+
+
+@functools.lru_cache(maxsize=1)
+def _train_results():
+    from ffnbook.tiny_transformer import train_on_facts
+    w = _world()
+    return [train_on_facts(w, w.all_facts(), _transformer().config, _train_config())]
+
+
+def _shares():
+    from ffnbook.trained_ffn import active_share_by_site
+    return [active_share_by_site(_transformer(), _prompts())]
+
+
+def _capacity_rows():
+    history = {"step": [0, 1, 2], "loss": [None, 2.0, 1.0], "recall": [0.25, 0.5, 0.75]}
+    return [{"d_ff": w, "n_facts": 4, "seed": 0, "recall": 0.5 + w / 32, "history": history} for w in (0, 8)]
+
+
+def _baseline():
+    from ffnbook.controls import fit_additive_baseline
+    return fit_additive_baseline(_world(), _world().all_facts())
+
+
+def _replicas():
+    from ffnbook.tiny_transformer import Replica
+    w = _world()
+    return [Replica(w, w.all_facts()[:4], 0), Replica(w, w.all_facts()[:4], 1, None, 0)]
+
+
 def _spill():
     from ffnbook.memory import edit_spill
     m = _memories()
@@ -667,11 +723,39 @@ CASES: dict[str, Case] = {
                                                kinds={"model": Obj("TinyTransformer")}),
     "ffnbook.trained_ffn.ablated_recall": Case(lambda: dict(rows=_ablation_rows(), part="ffn", blocks=[0],
                                                             method="zero"),
-                                               kinds={"blocks": SeqOf(COUNT, allow_empty=True)}),
-    "ffnbook.trained_ffn.ablation_figure": Case(lambda: dict(rows=_ablation_rows(), chance=0.25)),
+                                               kinds={"blocks": SeqOf(COUNT, allow_empty=True), "where": Choice()}),
+    "ffnbook.trained_ffn.ablation_figure": Case(lambda: dict(studies=_studies(), chance=0.25),
+                                                kinds={"studies": SeqOf(Rows())}),
+    "ffnbook.trained_ffn.ablation_grid": Case(lambda: dict(studies=_studies(), method="mean"),
+                                              kinds={"studies": SeqOf(Rows())}),
+    "ffnbook.trained_ffn.grid_value": Case(
+        lambda: dict(grid=__import__("ffnbook.trained_ffn", fromlist=["x"]).ablation_grid(_studies(), "mean"),
+                     part="ffn", block=1, where="query"),
+        kinds={"grid": Mapping(), "where": Choice(), "stat": Choice()}),
+    "ffnbook.trained_ffn.position_classes": Case(lambda: dict(prompts=_prompts())),
+    "ffnbook.trained_ffn.unit_ablation_effect": Case(
+        lambda: dict(model=_transformer(), world=_world(), prompts=_prompts(), block=1),
+        kinds={"model": Obj("TinyTransformer"), "where": Choice()}),
+    "ffnbook.trained_ffn.held_out_hits": Case(
+        lambda: dict(model=_transformer(), world=_world(), held_out_facts=_world().all_facts()[:3], seed=0),
+        kinds={"model": Obj("TinyTransformer"), "held_out_facts": IndexArray()}),
+    "ffnbook.trained_ffn.patching_study": Case(
+        lambda: dict(model=_transformer(), world=_world(), prompts=_prompts(), donors=_donors(), sites=["query"]),
+        kinds={"model": Obj("TinyTransformer"), "donors": Obj("Prompts"), "sites": Names()}),
+    "ffnbook.trained_ffn.patched": Case(lambda: dict(rows=_patching(), part="ffn", block=1, where="query"),
+                                       kinds={"block": COUNT, "where": Choice()}),
+    "ffnbook.trained_ffn.patching_table": Case(lambda: dict(studies=[_patching()], conditions=[("ffn", 1, "query")]),
+                                               kinds={"studies": SeqOf(Rows()), "conditions": SeqOf(Kind())}),
+    "ffnbook.trained_ffn.active_share_by_site": Case(lambda: dict(model=_transformer(), prompts=_prompts()),
+                                                     kinds={"model": Obj("TinyTransformer")}),
+    "ffnbook.trained_ffn.sparsity_table": Case(lambda: dict(at_init=_shares(), trained=_shares()),
+                                               kinds={"at_init": Rows(), "trained": Rows()}),
+    "ffnbook.trained_ffn.kind_table": Case(lambda: dict(by_site={(1, "query"): [_readings()]}),
+                                           kinds={"by_site": Mapping()}),
+    "ffnbook.trained_ffn.capacity_table": Case(lambda: dict(rows=_capacity_rows())),
     "ffnbook.trained_ffn.answer_activations": Case(lambda: dict(model=_transformer(), prompts=_prompts(),
                                                                 n_contexts=2),
-                                                   kinds={"model": Obj("TinyTransformer")}),
+                                                   kinds={"model": Obj("TinyTransformer"), "where": Choice()}),
     "ffnbook.trained_ffn.value_logits": Case(lambda: dict(model=_transformer(), block=1),
                                              kinds={"model": Obj("TinyTransformer")}),
     "ffnbook.trained_ffn.read_neurons": Case(lambda: dict(
@@ -681,8 +765,6 @@ CASES: dict[str, Case] = {
         aliases={"activations": ("value_scores", "facts", "answers"), "value_scores": ("object_tokens",),
                  "answers": ("activations",), "facts": ("activations",)}),
     "ffnbook.trained_ffn.kind_counts": Case(lambda: dict(readings=_readings()), kinds={"readings": Rows(allow_empty=True)}),
-    "ffnbook.trained_ffn.polysemantic_count": Case(lambda: dict(readings=_readings()),
-                                                   kinds={"readings": Rows(allow_empty=True)}),
     "ffnbook.trained_ffn.firing_summary": Case(lambda: dict(activations=np.eye(3)), kinds={"activations": FREE_ARRAY}),
     "ffnbook.trained_ffn.ffn_direct_recall": Case(lambda: dict(model=_transformer(), world=_world(),
                                                                prompts=_prompts(), block=1),
@@ -693,7 +775,7 @@ CASES: dict[str, Case] = {
     "ffnbook.trained_ffn.neuron_figure": Case(lambda: dict(
         world=_world(), facts=[[0, 0], [0, 1], [1, 1]],
         activations=[np.array([[2.0, 0.0], [0.1, 1.0], [0.0, 1.0]])], readings=_readings()),
-        kinds={"activations": SeqOf(Kind())}),
+        kinds={"activations": SeqOf(Kind()), "where": Kind()}),
     "ffnbook.trained_ffn.sublayer_layers": Case(lambda: dict(model=_transformer(), block=1),
                                                 kinds={"model": Obj("TinyTransformer")}),
     "ffnbook.trained_ffn.block_inputs": Case(lambda: dict(model=_transformer(), prompts=_prompts(), block=1),
@@ -711,14 +793,39 @@ CASES: dict[str, Case] = {
     "ffnbook.trained_ffn.influence_figure": Case(lambda: dict(
         world=_world(), prompts=_prompts(), influences={"attention": np.tril(np.ones((5, 5))), "ffn": np.eye(5)}),
         kinds={"block": COUNT}),
-    "ffnbook.trained_ffn.training_figure": Case(lambda: dict(history=_history(), chance=0.25)),
+    "ffnbook.trained_ffn.training_figure": Case(lambda: dict(runs={"with FFNs": list(_train_results())},
+                                                             chance=0.25), kinds={"runs": Mapping()}),
     "ffnbook.trained_ffn.capacity_sweep": Case(lambda: dict(
-        widths=[8], n_subjects=[2], n_relations=2, n_objects=3, d_model=8, n_heads=2, n_blocks=1, seq_len=5,
-        train_config=_train_config()), kinds={"n_subjects": SeqOf(SIZE)}, seconds=60),
-    "ffnbook.trained_ffn.capacity_figure": Case(lambda: dict(rows=[{"d_ff": 8, "n_facts": 4, "recall": 0.5},
-                                                                   {"d_ff": 8, "n_facts": 8, "recall": 0.25}],
-                                                             chance=0.25, d_model=8)),
-    "ffnbook.trained_ffn.chance_recall": Case(lambda: dict(world=_world())),
+        widths=[0, 8], n_subjects=[2], n_relations=2, n_objects=3, d_model=8, n_heads=2, n_blocks=1, seq_len=5,
+        train_config=_train_config()), kinds={"n_subjects": SeqOf(SIZE), "widths": SeqOf(COUNT)}, seconds=60),
+    "ffnbook.trained_ffn.capacity_figure": Case(lambda: dict(rows=_capacity_rows(), chance=0.25, d_model=8)),
+    # controls: chance, the interaction-free baseline, binomial intervals, spread over seeds
+    "ffnbook.controls.chance_recall": Case(lambda: dict(world=_world())),
+    "ffnbook.controls.AdditiveBaseline.scores": Case(lambda: dict(facts=[[0, 1], [2, 0]]),
+                                                     target=lambda: _baseline().scores),
+    "ffnbook.controls.AdditiveBaseline.guesses": Case(lambda: dict(facts=[[0, 1], [2, 0]]),
+                                                      target=lambda: _baseline().guesses),
+    "ffnbook.controls.fit_additive_baselines": Case(
+        lambda: dict(worlds=[_world()], train_facts=[_world().all_facts()]),
+        kinds={"worlds": SeqOf(Obj("FactWorld")), "train_facts": SeqOf(IndexArray()), "penalty": POSITIVE}),
+    "ffnbook.controls.fit_additive_baseline": Case(lambda: dict(world=_world(), train_facts=_world().all_facts()),
+                                                   kinds={"penalty": POSITIVE}),
+    "ffnbook.controls.baseline_recall": Case(lambda: dict(world=_world(), facts=_world().all_facts()),
+                                             kinds={"baseline": Obj("AdditiveBaseline").optional()}),
+    "ffnbook.controls.binomial_summary": Case(lambda: dict(k=3, n=10, chance=0.25),
+                                              kinds={"k": COUNT, "chance": Number(0, 1, low_open=True, high_open=True),
+                                                     "confidence": Number(0, 1, low_open=True, high_open=True)}),
+    "ffnbook.controls.spread": Case(lambda: dict(values=[0.5, 0.75]), kinds={"values": SeqOf(Number())}),
+    "ffnbook.controls.recall_table": Case(lambda: dict(entries=[("chance", 0.25)]), kinds={"entries": SeqOf(Kind())}),
+    # facts for activation patching; replicas trained together
+    "ffnbook.facts.swap_facts": Case(lambda: dict(world=_world(), prompts=_prompts(),
+                                                  facts=np.roll(_prompts().facts, 1, axis=0))),
+    "ffnbook.facts.other_answer_facts": Case(lambda: dict(world=_world(), facts=_world().all_facts(), seed=0)),
+    "ffnbook.tiny_transformer.train_replicas": Case(
+        lambda: dict(replicas=_replicas(), model_config=_transformer().config, train_config=_train_config()),
+        kinds={"replicas": SeqOf(Obj("Replica"))}, seconds=60),
+    "ffnbook.tiny_transformer.training_flops": Case(
+        lambda: dict(model_config=_transformer().config, train_config=_train_config()), kinds={"n_replicas": SIZE}),
     # parallel blocks, T5 positions, latent attention, expert choice, linear memories, scaling
     "ffnbook.block.parallel_block": Case(lambda: dict(x=_x(), attn_params=_attn(), ffn_params=_ffn(), n_heads=2),
                                          kinds={"eps": POSITIVE}),

@@ -203,3 +203,112 @@ def test_train_refuses_a_model_for_another_world(world):
     config = tt.ModelConfig(vocab_size=world.vocab_size + 1, seq_len=5, d_model=16, n_heads=2)
     with pytest.raises(ValueError, match="vocab_size"):
         tt.train_on_facts(world, world.all_facts(), config)
+
+
+# --- the forward pass, knocks and batched replicas ---------------------------------------------
+
+def test_forward_runs_the_blocks_and_agrees_with_the_trace(world):
+    model = small_model(world)
+    tokens = facts.fact_prompts(world, world.all_facts(), 2, 6, seed=3).tokens
+    with torch.no_grad():
+        logits = model(tokens)
+        x = model.embed(torch.from_numpy(tokens)) + model.position(torch.arange(6))
+        for block in model.blocks:  # Block.forward, called directly
+            x = block(x)
+        by_hand = model.unembed(tt.layer_norm(x))
+        traced = model.trace(tokens).logits
+        last = model(tokens, query_only=True)
+    assert torch.equal(logits, by_hand)
+    assert torch.allclose(logits, traced, atol=1e-6)
+    assert torch.equal(last, logits[:, -1, :])
+
+
+def test_a_knock_replaces_only_where_its_mask_is_true(world):
+    model = small_model(world)
+    prompts = facts.fact_prompts(world, world.all_facts(), 1, 6, seed=4)
+    n = len(prompts.tokens)
+    with torch.no_grad():
+        trace = model.trace(prompts.tokens)
+        everywhere = model.trace(prompts.tokens, ffn_ablation={0: "zero"}).logits
+        all_true = model.trace(prompts.tokens, ffn_ablation={0: tt.Knock("zero", torch.ones(n, 6, dtype=torch.bool))})
+        none = model.trace(prompts.tokens, ffn_ablation={0: tt.Knock("zero", torch.zeros(6, dtype=torch.bool))})
+        last_only = torch.zeros(6, dtype=torch.bool)
+        last_only[-1] = True
+        at_last = model.trace(prompts.tokens, ffn_ablation={0: tt.Knock("zero", last_only)})
+    assert torch.equal(all_true.logits, everywhere)
+    assert torch.equal(none.logits, trace.logits)
+    # Block 0's FFN knocked out at the last position only: earlier positions are untouched.
+    assert torch.equal(at_last.ffn_outputs[0][:, :-1], trace.ffn_outputs[0][:, :-1])
+    assert torch.all(at_last.ffn_outputs[0][:, -1] == 0)
+    # A per-prompt tensor (activation patching): prompt i receives prompt i+1's output.
+    donor = trace.ffn_outputs[1].roll(1, dims=0)
+    with torch.no_grad():
+        patched = model.trace(prompts.tokens, ffn_ablation={1: donor})
+    assert torch.equal(patched.ffn_outputs[1], donor)
+    with pytest.raises(ValueError, match="where must be a bool tensor"):
+        model.trace(prompts.tokens, ffn_ablation={0: tt.Knock("zero", torch.ones(5, dtype=torch.bool))})
+
+
+def _replicas_for_test():
+    """Two worlds of the same size, each with its own split; four replicas of different kinds."""
+    replicas = []
+    for seed in (0, 1):
+        w = facts.make_world(6, 3, 6, n_filler=4, seed=seed)
+        split = facts.split_facts(w, 3, seed=seed)
+        replicas.append(tt.Replica(w, split.train, seed, split.held_out))
+    return replicas + [replicas[0]._replace(d_ff=0), replicas[1]._replace(d_ff=8, seed=5)]
+
+
+def test_batched_replicas_train_like_the_same_models_one_by_one():
+    """Stated tolerance: after 30 steps every weight agrees to 1e-4 with its one-by-one twin.
+
+    The batched products sum in another order, so the two runs are not bit
+    for bit equal; they start from identical weights, draw identical batches
+    and record the same recall.
+    """
+    from dataclasses import replace
+
+    config = tt.ModelConfig(vocab_size=_replicas_for_test()[0].world.vocab_size, seq_len=5, d_model=16,
+                            n_heads=2, d_ff=24, n_blocks=2)
+    settings = tt.TrainConfig(steps=30, batch_size=16, learning_rate=5e-3, eval_every=10)
+    replicas = _replicas_for_test()
+    batched = tt.train_replicas(replicas, config, settings)
+    for r, got in zip(replicas, batched):
+        width = config.d_ff if r.d_ff in (None, 0) else r.d_ff
+        alone = tt.train_on_facts(r.world, r.train_facts, replace(config, d_ff=width), replace(settings, seed=r.seed),
+                                  held_out_facts=r.held_out_facts, without_ffn=r.d_ff == 0)
+        assert got.model.config == alone.model.config and got.train_config.seed == r.seed
+        for name, p in alone.initial_model.state_dict().items():
+            assert torch.equal(p, got.initial_model.state_dict()[name]), name
+        for name, p in alone.model.state_dict().items():
+            assert torch.allclose(p, got.model.state_dict()[name], rtol=0, atol=1e-4), name
+        assert not torch.equal(alone.model.unembed.weight, alone.initial_model.unembed.weight)  # it did train
+        assert got.history["step"] == alone.history["step"] == [0, 10, 20, 30]
+        assert got.history["recall"] == alone.history["recall"]
+        assert got.history["held_out_recall"] == alone.history["held_out_recall"]
+        assert np.allclose(got.history["loss"][1:], alone.history["loss"][1:], rtol=1e-4)
+
+
+def test_a_replica_without_ffn_never_uses_its_ffn():
+    replicas = _replicas_for_test()
+    config = tt.ModelConfig(vocab_size=replicas[0].world.vocab_size, seq_len=5, d_model=16, n_heads=2, d_ff=24)
+    result = tt.train_replicas(replicas[2:3], config, tt.TrainConfig(steps=10, batch_size=8, eval_every=5))[0]
+    for block in result.model.blocks:
+        assert all(torch.count_nonzero(p) == 0 for p in block.ffn.parameters())
+    prompts = facts.fact_prompts(replicas[2].world, replicas[2].train_facts, 1, 5, seed=0)
+    with torch.no_grad():
+        assert all(torch.count_nonzero(out) == 0 for out in result.model.trace(prompts.tokens).ffn_outputs)
+    assert not torch.equal(result.model.embed.weight, result.initial_model.embed.weight)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda rs: rs + [rs[0]._replace(world=facts.make_world(7, 3, 6, n_filler=4, seed=0))], "tokens"),
+    (lambda rs: [rs[0]._replace(d_ff=25)], "d_ff must be None or an integer"),
+    (lambda rs: [rs[0]._replace(d_ff=-1)], "d_ff must be None or an integer"),
+    (lambda rs: [], "replicas must hold at least one item"),
+])
+def test_train_replicas_refuses_bad_replicas(change, message):
+    replicas = _replicas_for_test()
+    config = tt.ModelConfig(vocab_size=replicas[0].world.vocab_size, seq_len=5, d_model=16, n_heads=2, d_ff=24)
+    with pytest.raises(ValueError, match=message):
+        tt.train_replicas(change(replicas), config, tt.TrainConfig(steps=2, batch_size=4, eval_every=2))

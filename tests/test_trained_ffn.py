@@ -35,23 +35,46 @@ def prompts(world):
     return facts.fact_prompts(world, world.all_facts(), 2, SEQ_LEN, seed=4)
 
 
-# --- ablation ----------------------------------------------------------------------------------
+# --- ablation and patching, position by position ----------------------------------------------
+
+def test_position_classes_by_hand(world, prompts):
+    classes = tf.position_classes(prompts)
+    names = [[tf.POSITION_CLASSES[c] for c in row] for row in classes]
+    for i, row in enumerate(names):
+        assert row[prompts.subject_position[i]] == "subject" and row[prompts.relation_position[i]] == "relation"
+        assert row[-1] == "query" and row.count("filler") == SEQ_LEN - 3
+    assert tf._site_mask(prompts, "all").all()
+    assert torch.equal(tf._site_mask(prompts, "query")[:, -1], torch.ones(len(prompts.tokens), dtype=torch.bool))
+    with pytest.raises(ValueError, match="where must be one of"):
+        tf._site_mask(prompts, "object")
+
+
+def test_class_means_by_brute_force(prompts):
+    classes = tf.position_classes(prompts)
+    outputs = torch.randn(len(prompts.tokens), SEQ_LEN, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    means = tf._class_means(outputs, classes)
+    for i in range(len(outputs)):
+        for t in range(SEQ_LEN):
+            same = [j for j in range(len(outputs)) if classes[j, t] == classes[i, t]]
+            assert torch.allclose(means[i, t], outputs[same, t].mean(dim=0))
+
 
 def test_ablation_rows_cover_every_condition(model, world, prompts):
     rows = tf.ablation_study(model, world, prompts)
-    keys = {(r["part"], r["blocks"], r["method"]) for r in rows}
-    assert ("none", (), "none") in keys
+    keys = {(r["part"], r["blocks"], r["method"], r["where"]) for r in rows}
     for part in ("ffn", "attention"):
         for method in ("zero", "mean"):
-            assert {(part, (0,), method), (part, (1,), method), (part, (0, 1), method)} <= keys
-    assert len(rows) == 13
+            for where in tf.ABLATION_SITES:
+                assert {(part, (0,), method, where), (part, (1,), method, where)} <= keys
+            assert (part, (0, 1), method, "all") in keys
+    assert len(rows) == 1 + 2 * 2 * (2 * len(tf.ABLATION_SITES) + 1)
     assert tf.ablated_recall(rows, "none") == tt.recall(model, world, prompts)
     with pytest.raises(ValueError, match="no ablation row"):
         tf.ablated_recall(rows, "ffn", (2,), "zero")
 
 
 def test_ablating_a_silent_sublayer_changes_nothing(model, world, prompts):
-    """An FFN whose output is exactly zero: both ablations leave recall as it was."""
+    """An FFN whose output is exactly zero: both ablations, at every site, leave recall as it was."""
     with torch.no_grad():
         for b in model.blocks:
             b.ffn.down.weight.zero_()
@@ -59,6 +82,16 @@ def test_ablating_a_silent_sublayer_changes_nothing(model, world, prompts):
     rows = tf.ablation_study(model, world, prompts)
     intact = tf.ablated_recall(rows, "none")
     assert all(r["recall"] == intact for r in rows if r["part"] == "ffn")
+
+
+def test_a_site_ablation_equals_a_hand_made_replacement(model, world, prompts):
+    """Zero ablation of block 1's FFN at the subject tokens, rebuilt by zeroing those outputs by hand."""
+    rows = tf.ablation_study(model, world, prompts)
+    with torch.no_grad():
+        out = model.trace(prompts.tokens).ffn_outputs[1].clone()
+    out[np.arange(len(out)), prompts.subject_position] = 0.0
+    assert tf.ablated_recall(rows, "ffn", (1,), "zero", "subject") == tt.recall(model, world, prompts,
+                                                                                ffn_ablation={1: out})
 
 
 def test_removing_all_attention_leaves_the_answer_blind_to_the_fact(model, world, prompts):
@@ -72,32 +105,91 @@ def test_removing_all_attention_leaves_the_answer_blind_to_the_fact(model, world
     assert tf.ablated_recall(rows, "attention", (0, 1), "zero") == share
 
 
-def test_mean_outputs_are_per_position_averages(model, prompts):
+def test_mean_outputs_are_class_means(model, prompts):
     means = tf.mean_outputs(model, prompts)
     with torch.no_grad():
         trace = model.trace(prompts.tokens)
-    assert means["ffn"][1].shape == (SEQ_LEN, 16)
-    assert torch.allclose(means["attention"][0][3], trace.attention_outputs[0][:, 3].mean(dim=0))
+    classes = tf.position_classes(prompts)
+    assert means["ffn"][1].shape == (len(prompts.tokens), SEQ_LEN, 16)
+    rows = classes[:, 3] == classes[0, 3]
+    assert torch.allclose(means["attention"][0][0, 3], trace.attention_outputs[0][torch.from_numpy(rows), 3].mean(dim=0))
+
+
+def test_ablation_grid_and_its_cells():
+    rows = [{"part": "none", "blocks": (), "method": "none", "where": "none", "recall": 1.0}]
+    studies = []
+    for offset in (0.0, 0.5):
+        study = list(rows)
+        for part in ("ffn", "attention"):
+            for b in (0, 1):
+                for where in tf.ABLATION_SITES:
+                    study.append({"part": part, "blocks": (b,), "method": "mean", "where": where,
+                                  "recall": offset + 0.1 * b + (0.2 if part == "ffn" else 0.0)})
+        studies.append(study)
+    grid = tf.ablation_grid(studies, "mean")
+    assert grid["rows"] == [("ffn", 0), ("attention", 0), ("ffn", 1), ("attention", 1)]
+    assert tf.grid_value(grid, "ffn", 1, "query") == pytest.approx(0.25 + 0.3)
+    assert tf.grid_value(grid, "ffn", 1, "query", "low") == pytest.approx(0.3)
+    assert tf.grid_value(grid, "attention", 0, "all", "high") == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="stat"):
+        tf.grid_value(grid, "ffn", 0, "all", "median")
+
+
+def test_patching_with_the_prompts_themselves_changes_nothing(model, world, prompts):
+    rows = tf.patching_study(model, world, prompts, prompts)
+    intact = tt.recall(model, world, prompts)
+    assert all(r["kept"] == intact for r in rows)
+    assert tf.patched(rows, "ffn", 1, "query", "kept") == intact
+
+
+def test_patching_moves_what_the_donor_wrote(model, world, prompts):
+    """Block 1's FFN output at → taken from donors, rebuilt by hand from the donors' own run."""
+    donors = facts.swap_facts(world, prompts, facts.other_answer_facts(world, prompts.facts, seed=1))
+    rows = tf.patching_study(model, world, prompts, donors, sites=("query",))
+    with torch.no_grad():
+        own = model.trace(prompts.tokens).ffn_outputs[1].clone()
+        own[:, -1] = model.trace(donors.tokens).ffn_outputs[1][:, -1]
+        guess = tt.guessed_objects(tt.answer_logits(model, prompts, ffn_ablation={1: own}), world)
+    assert tf.patched(rows, "ffn", 1, "query") == float(np.mean(guess == donors.answers))
+    assert tf.patched(rows, "ffn", 1, "query", "kept") == float(np.mean(guess == prompts.answers))
+    shifted = facts.fact_prompts(world, world.all_facts(), 2, SEQ_LEN, seed=99)
+    with pytest.raises(ValueError, match="positions"):
+        tf.patching_study(model, world, prompts, shifted)
+
+
+def test_held_out_hits_by_hand(model, world):
+    held = world.all_facts()[:6]
+    hits = tf.held_out_hits(model, world, held, n_contexts=3, seed=2)
+    p = facts.fact_prompts(world, held, 3, SEQ_LEN, seed=2)
+    with torch.no_grad():
+        logits = model(p.tokens)[:, -1, :]
+    objects = world.object_tokens()
+    right = 0
+    for i, fact in enumerate(held):
+        scores = logits[3 * i: 3 * i + 3, objects].mean(dim=0)
+        right += int(objects[int(scores.argmax())] == world.object_token(world.objects[fact[0], fact[1]]))
+    assert hits == right
 
 
 # --- the key–value reading ----------------------------------------------------------------------
 
 def hand_made_reading():
-    """Six units over six facts, one of every kind, with activations and values chosen by hand.
+    """Seven units over six facts, every kind, with activations and values chosen by hand.
 
     Facts (subject, relation) → answer: (0,0)→0, (0,1)→1, (1,0)→1, (1,1)→2, (2,0)→0, (2,1)→2.
     Tokens 0..2 are the objects; token 3 is something else.
     """
     facts_ = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [2, 0], [2, 1]])
     answers = np.array([0, 1, 1, 2, 0, 2])
-    acts = np.zeros((6, 6))
+    acts = np.zeros((6, 7))
     acts[[0, 4], 0] = [2.0, 1.5]       # unit 0: facts with answer 0, value promotes object 0 → memory
     acts[[0, 1], 1] = [1.0, 0.9]       # unit 1: subject 0, answers 0 and 1 → subject
     acts[[1, 3, 5], 2] = [1.0, 1.0, 0.2]  # unit 2: relation 1 (0.2 is below half the peak), answers 1, 2 → relation
-    acts[[0, 3], 3] = [1.0, 1.0]       # unit 3: different subject, relation and answer → mixed
+    acts[[0, 3], 3] = [1.0, 1.0]       # unit 3: two facts sharing no subject, relation or answer → distributed
     acts[:, 4] = -1.0                  # unit 4: never positive → dead
-    acts[[2], 5] = [3.0]               # unit 5: one fact (answer 1) but its value promotes token 3 → mixed
-    scores = np.zeros((6, 4))
+    acts[[2], 5] = [3.0]               # unit 5: one fact (answer 1) but its value promotes token 3 → distributed
+    acts[[0, 1, 2, 3], 6] = 1.0        # unit 6: all facts of subjects 0 and 1, and of no one subject → polysemantic
+    scores = np.zeros((7, 4))
     scores[0, 0] = 1.0
     scores[5, 3] = 1.0
     return acts, facts_, answers, scores, np.arange(3)
@@ -106,22 +198,43 @@ def hand_made_reading():
 def test_read_neurons_labels_a_hand_made_case():
     acts, facts_, answers, scores, objects = hand_made_reading()
     readings = tf.read_neurons(acts, facts_, answers, scores, objects, block=1)
-    assert [r.kind for r in readings] == ["memory", "subject", "relation", "mixed", "dead", "mixed"]
+    assert [r.kind for r in readings] == ["memory", "subject", "relation", "distributed", "dead", "distributed",
+                                          "polysemantic"]
     assert readings[0].strong == (0, 4) and readings[0].n_answers == 1 and readings[0].promoted[0] == 0
     assert readings[2].strong == (1, 3)  # the weak fact 5 is left out
     assert readings[4].strong == () and readings[4].peak == -1.0
     assert all(r.block == 1 for r in readings)
-    assert tf.kind_counts(readings) == {"dead": 1, "memory": 1, "subject": 1, "relation": 1, "mixed": 2}
-    assert tf.polysemantic_count(readings) == 3  # units 1, 2 and 3
+    assert tf.kind_counts(readings) == {"dead": 1, "memory": 1, "subject": 1, "relation": 1, "polysemantic": 1,
+                                        "distributed": 2}
+    assert sum(r.n_answers > 1 for r in readings) == 4  # units 1, 2, 3 and 6
     picked = tf.pick_examples(readings)
-    assert [(r.kind, r.neuron) for r in picked] == [("memory", 0), ("subject", 1), ("relation", 2), ("mixed", 5)]
+    assert [(r.kind, r.neuron) for r in picked] == [("memory", 0), ("subject", 1), ("relation", 2),
+                                                    ("polysemantic", 6), ("distributed", 5)]
+
+
+def test_the_test_for_unrelated_features_on_a_larger_grid():
+    """On a 4 x 4 grid of facts: two whole subjects, a subject and a relation, scattered facts, one subject."""
+    facts_ = np.array([[s, r] for s in range(4) for r in range(4)])
+    index = {tuple(f): i for i, f in enumerate(facts_)}
+
+    def explained(cells):
+        return tf._explained_by_unrelated_features(facts_, np.array([index[c] for c in cells]))
+
+    rows_0_and_2 = [(0, r) for r in range(4)] + [(2, r) for r in range(4)]
+    assert explained(rows_0_and_2)
+    assert tf._detected_features(facts_, np.array([index[c] for c in rows_0_and_2])) == [("subject", 0), ("subject", 2)]
+    assert explained([(1, 0), (1, 1), (1, 2), (1, 3), (0, 3), (2, 3), (3, 3)])  # subject 1 and relation 3
+    assert not explained([(0, 0), (0, 1), (2, 2), (2, 3)])  # only half of subject 0's facts and of subject 2's
+    assert not explained([(0, 0), (1, 1), (2, 2), (3, 3)])  # no feature has half of its facts here
+    assert not explained([(0, 0), (0, 1), (0, 2), (0, 3)])  # one subject explains them all
+    assert not explained([(0, 0), (0, 1), (0, 2), (3, 3)])  # subject 0 is detected, nothing explains (3, 3)
 
 
 def test_firing_summary_of_a_hand_made_case():
     acts, *_ = hand_made_reading()
     summary = tf.firing_summary(acts)
-    # Strong facts per live unit: 2, 2, 2, 2, 1 → median 2; strong units per fact: 3, 2, 1, 2, 1, 0 → mean 1.5.
-    assert summary == tf.FiringSummary(facts_per_unit=2.0, units_per_fact=1.5, live_units=5)
+    # Strong facts per live unit: 2, 2, 2, 2, 1, 4 → median 2; strong units per fact: 4, 3, 2, 3, 1, 0 → mean 13/6.
+    assert summary == tf.FiringSummary(facts_per_unit=2.0, units_per_fact=pytest.approx(13 / 6), live_units=6)
 
 
 def test_the_hand_built_memory_is_one_unit_per_fact():
@@ -151,8 +264,28 @@ def test_answer_activations_average_over_contexts(model, world, prompts):
         hidden = model.trace(prompts.tokens).ffn_hidden[0][:, -1, :].double().numpy()
     assert acts[0].shape == (world.n_facts, 24)
     assert np.allclose(acts[0][3], hidden[6:8].mean(axis=0))
+    at_subject = tf.answer_activations(model, prompts, 2, where="subject")
+    with torch.no_grad():
+        hidden1 = model.trace(prompts.tokens).ffn_hidden[1].double().numpy()
+    rows = np.arange(6, 8)
+    assert np.allclose(at_subject[1][3], hidden1[rows, prompts.subject_position[rows]].mean(axis=0))
     with pytest.raises(ValueError, match="grouped fact by fact"):
         tf.answer_activations(model, prompts, 4)
+    with pytest.raises(ValueError, match="where must be one of .query., .subject., .relation."):
+        tf.answer_activations(model, prompts, 2, where="filler")
+
+
+def test_active_share_by_site_by_brute_force(model, prompts):
+    shares = tf.active_share_by_site(model, prompts)
+    with torch.no_grad():
+        hidden = model.trace(prompts.tokens).ffn_hidden
+    classes = tf.position_classes(prompts)
+    for b, h in enumerate(hidden):
+        on = (h > 0).numpy()
+        for i, name in enumerate(tf.POSITION_CLASSES):
+            tokens = [on[n, t] for n in range(len(on)) for t in range(SEQ_LEN) if classes[n, t] == i]
+            assert shares[b][name] == pytest.approx(float(np.mean(tokens)))
+        assert shares[b]["all"] == pytest.approx(float(on.mean()))
 
 
 def test_direct_recall_of_a_silent_ffn_is_the_share_of_the_first_object(model, world, prompts):
@@ -194,11 +327,30 @@ def test_influence_of_the_ffn_is_diagonal_and_attention_is_causal(model, prompts
 
 # --- capacity and figures -----------------------------------------------------------------------
 
-def test_capacity_sweep_rows(world):
-    rows = tf.capacity_sweep((4, 8), (2,), n_relations=3, n_objects=4, d_model=8, n_heads=2, n_blocks=1,
-                             seq_len=4, train_config=tt.TrainConfig(steps=5, batch_size=8, eval_every=5))
-    assert [(r["d_ff"], r["n_facts"]) for r in rows] == [(4, 6), (8, 6)]
-    assert all(0.0 <= r["recall"] <= 1.0 for r in rows)
+def test_capacity_sweep_rows_and_table():
+    rows = tf.capacity_sweep((0, 4, 8), (2,), n_relations=3, n_objects=4, d_model=8, n_heads=2, n_blocks=1,
+                             seq_len=4, train_config=tt.TrainConfig(steps=5, batch_size=8, eval_every=5),
+                             seeds=(0, 1))
+    assert [(r["d_ff"], r["n_facts"], r["seed"]) for r in rows] == [(w, 6, s) for w in (0, 4, 8) for s in (0, 1)]
+    assert all(0.0 <= r["recall"] <= 1.0 and r["history"]["step"] == [0, 5] for r in rows)
+    with pytest.raises(ValueError, match="widths"):
+        tf.capacity_sweep((-1,), (2,), n_relations=3, n_objects=4, d_model=8, n_heads=2, n_blocks=1, seq_len=4,
+                          train_config=tt.TrainConfig(steps=1, batch_size=2, eval_every=1))
+
+
+def test_capacity_table_compares_each_seed_with_its_own_control():
+    rows = [{"d_ff": 0, "n_facts": 100, "seed": 0, "recall": 0.5}, {"d_ff": 0, "n_facts": 100, "seed": 1, "recall": 0.3},
+            {"d_ff": 10, "n_facts": 100, "seed": 0, "recall": 0.7}, {"d_ff": 10, "n_facts": 100, "seed": 1, "recall": 0.7}]
+    table = tf.capacity_table(rows)
+    assert table[(0, 100)]["gain_per_unit"] is None and table[(0, 100)]["mean"] == pytest.approx(0.4)
+    # Seed 0 gains 0.2 * 100 / 10 = 2 facts per unit, seed 1 gains 0.4 * 100 / 10 = 4.
+    assert table[(10, 100)]["gain_per_unit"] == pytest.approx(3.0)
+    assert (table[(10, 100)]["gain_low"], table[(10, 100)]["gain_high"]) == (pytest.approx(2.0), pytest.approx(4.0))
+
+
+def _history(recalls, losses):
+    return {"step": list(range(0, 10 * len(recalls), 10)), "loss": [None] + losses, "recall": recalls,
+            "held_out_recall": [0.0] * len(recalls), "active_share": [[0.5] * len(recalls)]}
 
 
 def test_figures_are_book_figures_whose_alt_text_reads_the_data(model, world, prompts):
@@ -208,22 +360,59 @@ def test_figures_are_book_figures_whose_alt_text_reads_the_data(model, world, pr
     acts = tf.answer_activations(model, prompts, 2)
     readings = tf.read_neurons(acts[0], world.all_facts(), world.answers(world.all_facts()),
                                tf.value_logits(model, 0), world.object_tokens())
-    history = {"step": [0, 10], "loss": [None, 1.25], "recall": [0.1, 0.75], "held_out_recall": [0.0, 0.25],
-               "active_share": [[0.5, 0.4], [0.5, 0.45]]}
-    ablation = tf.ablation_figure(rows, chance)
-    neurons = tf.neuron_figure(world, world.all_facts(), acts, readings[:2])
+    run = tt.TrainResult(model, model, _history([0.1, 0.75, 1.0], [1.25, 0.5]), model.config, tt.TrainConfig())
+    control = tt.TrainResult(model, model, _history([0.1, 0.5, 0.9], [1.5, 1.0]), model.config, tt.TrainConfig())
+    ablation = tf.ablation_figure([rows, rows], chance)
+    neurons = tf.neuron_figure(world, world.all_facts(), acts, readings[:3], where="subject")
     influence = tf.influence_figure(world, prompts, tf.influence_matrices(model, prompts, 0))
-    training = tf.training_figure(history, chance)
-    capacity = tf.capacity_figure([{"d_ff": 4, "n_facts": 6, "recall": 0.5},
-                                   {"d_ff": 4, "n_facts": 12, "recall": 0.25}], chance, 8)
+    training = tf.training_figure({"with FFNs": [run], "without FFNs": [control]}, chance)
+    capacity_rows = [{"d_ff": w, "n_facts": 6, "seed": s, "recall": 0.25 + 0.25 * (w > 0) + 0.1 * s,
+                      "history": _history([0.1, 0.5], [2.0])} for w in (0, 4) for s in (0, 1)]
+    capacity = tf.capacity_figure(capacity_rows, chance, 8)
     for fig in (ablation, neurons, influence, training, capacity):
         assert isinstance(fig, BookFigure) and fig.to_svg().startswith("<?xml")
     intact = tf.ablated_recall(rows, "none")
-    assert f"intact model: {100 * intact:.0f}%" in ablation.description and "16.7%" in ablation.description
-    assert f"unit {readings[1].neuron} ({readings[1].kind})" in neurons.description
-    assert "from 1.25 to 1.2500" in training.description and "from 10% to 75%" in training.description
-    assert "block 0 from 50% to 40%" in training.description
-    assert "d_ff = 4: 50% of 6, 25% of 12" in capacity.description
+    assert f"The intact model recalls {100 * intact:.0f}%" in ablation.description
+    ffn1_query = tf.ablated_recall(rows, "ffn", (1,), "mean", "query")
+    assert f"FFN 1: subject" in ablation.description and f"→ {100 * ffn1_query:.0f}%" in ablation.description
+    assert f"unit {readings[1].neuron} ({readings[1].kind}, read at subject)" in neurons.description
+    assert "with FFNs: loss from 1.25 to 0.500" in training.description
+    assert "all of them first recalled at step 20" in training.description
+    assert "without FFNs" in training.description and "at step never" in training.description
+    assert "d_ff 0: 30% (25 to 35); d_ff 4: 55% (50 to 60)" in capacity.description.replace(", d_ff", "; d_ff")
     assert world.token_names()[int(prompts.tokens[0, 0])] in influence.description
     table = tf.neuron_table(world, world.all_facts(), readings[:2])._repr_markdown_()
     assert table.count("\n") == 3
+
+
+def test_the_tables_read_their_rows(model, world, prompts):
+    donors = facts.swap_facts(world, prompts, facts.other_answer_facts(world, prompts.facts, seed=0))
+    patching = tf.patching_study(model, world, prompts, donors, sites=("query",))
+    text = tf.patching_table([patching, patching], [("ffn", 1, "query")])._repr_markdown_()
+    moved = tf.patched(patching, "ffn", 1, "query")
+    assert f"| FFN 1 | → | {100 * moved:.0f}% ({100 * moved:.0f} to {100 * moved:.0f})" in text
+    shares = tf.active_share_by_site(model, prompts)
+    sparsity = tf.sparsity_table([shares], [shares])._repr_markdown_()
+    q = shares[0]["query"]
+    assert f"{100 * q:.0f} → {100 * q:.0f} ({100 * q:.0f} to {100 * q:.0f})" in sparsity
+    acts = tf.answer_activations(model, prompts, 2)
+    readings = tf.read_neurons(acts[1], world.all_facts(), world.answers(world.all_facts()),
+                               tf.value_logits(model, 1), world.object_tokens(), block=1)
+    kinds = tf.kind_table({(1, "query"): [readings, readings]})._repr_markdown_()
+    assert kinds.startswith("| units read | dead | memory |") and "FFN 1 at →" in kinds
+
+
+def test_unit_ablation_effect_by_hand(model, world, prompts):
+    """Silencing one unit at → by hand (its weight column zeroed in a copy) loses what the function reports."""
+    import copy
+
+    effects = tf.unit_ablation_effect(model, world, prompts, 1, where="query")
+    assert effects.shape == (model.config.d_ff,)
+    intact = tt.recall(model, world, prompts)
+    for unit in (0, int(np.argmax(effects))):
+        twin = copy.deepcopy(model)
+        with torch.no_grad():
+            twin.blocks[1].ffn.down.weight[:, unit] = 0.0
+        # Only → is scored, and block 1's output elsewhere is read by no later block: zeroing the
+        # value column everywhere equals removing the unit at → alone.
+        assert effects[unit] == pytest.approx(intact - tt.recall(twin, world, prompts), abs=1e-12)

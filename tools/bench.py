@@ -15,6 +15,12 @@ then, on top of a finished build of (a):
                and everything else (the overhead);
     page edit  a comment added to the first code cell of one page (``--page``).
 
+then, once per run of this script:
+    training   the trained-FFN page's training (its ten models, trained together as one
+               batched model) for a fixed number of steps in one thread, against a lower
+               bound: 6 x parameters x tokens FLOPs at this machine's single-core matrix
+               product peak, measured by a microbenchmark in the same process.
+
 Targets (issue 14): a/b <= 0.5, a/c <= 1.5, no-op <= 3 s, leaf-edit overhead <= 3 s.
 ``--scratch-kernels`` also times (a) with every kernel started from scratch (no kernel
 template), to show what the template saves.
@@ -127,6 +133,57 @@ def edited_build(build: Path, path: Path, old: str, new: str) -> tuple[float, st
         make_html(build)  # back to the cached state of the unedited book
 
 
+TRAINING_BENCH = r"""
+import json, statistics, sys, time
+import torch
+from ffnbook import facts
+from ffnbook import tiny_transformer as tt
+
+steps = int(sys.argv[1])
+torch.set_num_threads(1)
+# Peak: the best of several large single-thread float32 matrix products.
+a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
+a @ b
+rates = []
+for _ in range(5):
+    start = time.perf_counter()
+    for _ in range(4):
+        a @ b
+    rates.append(4 * 2 * 1024 ** 3 / (time.perf_counter() - start))
+peak = max(rates)
+# The page's training: five seeds with FFNs and five controls without, one batched model.
+worlds = [facts.make_world(16, 16, 32, n_filler=16, seed=s) for s in range(5)]
+splits = [facts.split_facts(w, 32, seed=s) for s, w in enumerate(worlds)]
+replicas = [tt.Replica(w, sp.train, s, sp.held_out) for s, (w, sp) in enumerate(zip(worlds, splits))]
+replicas += [r._replace(d_ff=0) for r in replicas]
+model = tt.ModelConfig(vocab_size=worlds[0].vocab_size, seq_len=8, d_model=32, n_heads=4, d_ff=128, n_blocks=2)
+train = tt.TrainConfig(steps=steps, batch_size=64, learning_rate=5e-3, eval_every=steps)
+start = time.perf_counter()
+tt.train_replicas(replicas, model, train)
+seconds = time.perf_counter() - start
+flops = tt.training_flops(model, train, len(replicas))
+print(json.dumps({"peak": peak, "seconds": seconds, "flops": flops, "replicas": len(replicas), "steps": steps}))
+"""
+
+
+def training_throughput(steps: int) -> dict:
+    """The page's training for ``steps`` steps in a fresh one-thread process, with the peak it is held to."""
+    import json
+
+    seconds, output = run([PY, "-c", TRAINING_BENCH, str(steps)])
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def print_training(result: dict) -> None:
+    bound = result["flops"] / result["peak"]
+    print(f"\ntraining: {result['replicas']} models x {result['steps']} steps of the trained-FFN page, one thread")
+    print(f"  single-core matrix product peak        {result['peak'] / 1e9:7.1f} GFLOP/s")
+    print(f"  6 x parameters x tokens                {result['flops'] / 1e9:7.1f} GFLOP")
+    print(f"  lower bound at peak                    {bound:7.2f} s")
+    print(f"  measured (one run, evaluation included) {result['seconds']:6.2f} s   "
+          f"= {result['flops'] / result['seconds'] / 1e9:.1f} GFLOP/s, {bound / result['seconds']:.0%} of peak")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
@@ -134,7 +191,13 @@ def main() -> None:
     parser.add_argument("--page", default="position-independence", help="page for the page edit")
     parser.add_argument("--scratch-kernels", action="store_true",
                         help="also time (a) with kernels started from scratch (no template)")
+    parser.add_argument("--training-steps", type=int, default=100,
+                        help="steps of the trained-FFN page's training to time against its lower bound")
+    parser.add_argument("--training-only", action="store_true", help="time only the training")
     args = parser.parse_args()
+    if args.training_only:
+        print_training(training_throughput(args.training_steps))
+        return
     work = Path(tempfile.mkdtemp(prefix="ffnbook-bench-"))
     ours = work / "ours"
     keys = ("a", "b", "c", "noop", "leaf", "leaf_exec", "page") + (("a0",) if args.scratch_kernels else ())
@@ -181,6 +244,7 @@ def main() -> None:
     row(f"page edit ({args.page})", "page")
     print(f"\na/b = {med['a'] / med['b']:.2f}   (target <= 0.5)")
     print(f"a/c = {med['a'] / med['c']:.2f}   (target <= 1.5)")
+    print_training(training_throughput(args.training_steps))
     shutil.rmtree(work, ignore_errors=True)
 
 

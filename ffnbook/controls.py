@@ -1,0 +1,258 @@
+"""What a recall number has to beat: chance, an interaction-free baseline, and a binomial interval.
+
+A trained model that names the right object for most facts has learned
+something; how much of it needed the model's nonlinear parts depends on what
+simpler predictors already get right. This module gives the controls the
+trained-FFN experiments are compared with:
+
+* **chance**: guessing one of ``n_objects`` objects at random
+  (:func:`chance_recall`);
+* **the interaction-free baseline**: a score for every object that adds one
+  term for the subject and one for the relation, ``A[s, o] + B[r, o] + c[o]``,
+  fitted to the training facts by multinomial logistic regression
+  (:func:`fit_additive_baseline`). It can recall a fact only through what its
+  subject or its relation says about the objects *on their own* (say, a
+  subject whose facts often have object 7), never through the pair: a model
+  that beats it has learned something about subject and relation together;
+* **counts with intervals**: recall as ``k`` of ``n`` with an exact
+  (Clopper–Pearson) binomial interval, and the one-sided binomial test of
+  "no better than chance" (:func:`binomial_summary`);
+* **spread over seeds**: mean, smallest and largest of a measurement over
+  independent training runs (:func:`spread`).
+
+Everything here is NumPy and SciPy; nothing imports torch.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import betainc, betaincinv, logsumexp
+
+from ._checks import (as_index_array, describe, require_instance, require_int, require_number, require_positive_int,
+                      require_sequence)
+from .facts import FactWorld, check_facts, check_world
+
+#: The L2 penalty of :func:`fit_additive_baseline` (the loss is a mean over facts): weak enough
+#: to let the fit use every weight, strong enough to keep the weights finite when some
+#: facts can be fitted exactly.
+BASELINE_PENALTY = 1e-4
+
+
+def chance_recall(world: FactWorld) -> float:
+    """The recall of guessing an object at random: ``1 / n_objects``.
+
+    >>> from ffnbook.facts import make_world
+    >>> chance_recall(make_world(2, 2, 8, seed=0))
+    0.125
+    """
+    return 1.0 / check_world(world).n_objects
+
+
+class AdditiveBaseline(NamedTuple):
+    """Object scores with no interaction: ``subject[s] + relation[r] + bias``, each a row of object scores."""
+
+    subject: np.ndarray  #: (n_subjects, n_objects)
+    relation: np.ndarray  #: (n_relations, n_objects)
+    bias: np.ndarray  #: (n_objects,)
+    penalty: float  #: the L2 penalty per fact it was fitted with
+
+    def scores(self, facts) -> np.ndarray:
+        """The object scores of each (subject, relation) row, shape ``(n, n_objects)``."""
+        facts = as_index_array(facts, "facts", ndim=2, what="(subject, relation) ids")
+        if facts.shape[1] != 2 or len(facts) == 0:
+            raise ValueError(f"facts must be (subject, relation) rows, shape (n >= 1, 2), got shape {facts.shape}")
+        for column, table, what in ((0, self.subject, "subject"), (1, self.relation, "relation")):
+            if facts[:, column].max() >= len(table):
+                raise ValueError(f"facts name {what} {facts[:, column].max()}, the baseline knows {len(table)}")
+        return self.subject[facts[:, 0]] + self.relation[facts[:, 1]] + self.bias
+
+    def guesses(self, facts) -> np.ndarray:
+        """The highest-scoring object id of each row (the first one on a tie)."""
+        return np.argmax(self.scores(facts), axis=1)
+
+
+def _design(facts: np.ndarray, n_subjects: int, n_relations: int) -> np.ndarray:
+    """One row per fact: a one-hot subject, a one-hot relation and a constant 1, ``(n, S + R + 1)``."""
+    x = np.zeros((len(facts), n_subjects + n_relations + 1))
+    rows = np.arange(len(facts))
+    x[rows, facts[:, 0]] = 1.0
+    x[rows, n_subjects + facts[:, 1]] = 1.0
+    x[:, -1] = 1.0
+    return x
+
+
+def _additive_objective(theta: np.ndarray, design: np.ndarray, answers: np.ndarray, n_objects: int,
+                       penalty: float) -> tuple[float, np.ndarray]:
+    """The baseline's loss and gradient at ``theta``, the flattened ``(S + R + 1, n_objects)`` weights.
+
+    ``design`` is :func:`_design` of the facts. Loss: mean cross-entropy of
+    the right object over the facts, plus ``penalty / 2`` times the sum of
+    squared weights.
+    """
+    w = theta.reshape(-1, n_objects)
+    z = design @ w
+    log_p = z - logsumexp(z, axis=1, keepdims=True)
+    n = len(design)
+    rows = np.arange(n)
+    loss = -log_p[rows, answers].mean() + 0.5 * penalty * float(theta @ theta)
+    dz = np.exp(log_p)
+    dz[rows, answers] -= 1.0
+    grad = (design.T @ dz) / n + penalty * w
+    return float(loss), grad.ravel()
+
+
+def fit_additive_baselines(worlds: Sequence[FactWorld], train_facts: Sequence, *,
+                           penalty: float = BASELINE_PENALTY) -> list[AdditiveBaseline]:
+    """Fit the interaction-free baseline of each world to its training facts, with one L-BFGS run.
+
+    The fits are independent: the joint loss is the sum of the worlds'
+    losses, each over its own weights, so its minimum is every world's own
+    minimum; one run saves the optimiser's overhead. Each loss is strictly
+    convex; the run stops when no gradient entry exceeds 1e-8 (tests check
+    each fit's optimality conditions independently).
+    """
+    penalty = require_number(penalty, "penalty", low=0, low_open=True)
+    worlds = require_sequence(worlds, "worlds", item=lambda w, label: require_instance(w, label, FactWorld))
+    if len(worlds) > 1024:
+        raise ValueError(f"worlds must hold at most 1,024 worlds, got {len(worlds)}")
+    train_facts = require_sequence(train_facts, "train_facts", expected="a list of fact arrays, one per world")
+    if len(worlds) != len(train_facts):
+        raise ValueError(f"train_facts must hold one fact array per world ({len(worlds)}), got {len(train_facts)}")
+    problems = []
+    for i, (world, facts) in enumerate(zip(worlds, train_facts)):
+        facts = check_facts(world, facts, f"train_facts[{i}]")
+        design = _design(facts, world.n_subjects, world.n_relations)
+        problems.append((design, world.answers(facts), world.n_objects, design.shape[1] * world.n_objects))
+    cuts = np.cumsum([0] + [p[3] for p in problems])
+
+    def joint(theta):
+        loss, grads = 0.0, []
+        for (design, answers, n_objects, _), lo, hi in zip(problems, cuts[:-1], cuts[1:]):
+            value, grad = _additive_objective(theta[lo:hi], design, answers, n_objects, penalty)
+            loss += value
+            grads.append(grad)
+        return loss, np.concatenate(grads)
+
+    result = minimize(joint, np.zeros(cuts[-1]), jac=True, method="L-BFGS-B",
+                      options={"maxiter": 20_000, "gtol": 1e-8, "ftol": 0.0})
+    fits = []
+    for world, lo, hi in zip(worlds, cuts[:-1], cuts[1:]):
+        w = result.x[lo:hi].reshape(-1, world.n_objects)
+        n_s, n_r = world.n_subjects, world.n_relations
+        fits.append(AdditiveBaseline(w[:n_s], w[n_s: n_s + n_r], w[-1], penalty))
+    return fits
+
+
+def fit_additive_baseline(world: FactWorld, train_facts, *, penalty: float = BASELINE_PENALTY) -> AdditiveBaseline:
+    """Fit the interaction-free baseline to ``train_facts`` of ``world`` (see :func:`fit_additive_baselines`)."""
+    return fit_additive_baselines([check_world(world)], [check_facts(world, train_facts, "train_facts")],
+                                  penalty=penalty)[0]
+
+
+def baseline_recall(world: FactWorld, facts, baseline: AdditiveBaseline | None = None) -> float:
+    """Share of ``facts`` whose object the additive baseline names (fitted on ``facts`` if not given).
+
+    The baseline sees only the (subject, relation) pair, so no prompt is
+    needed: its answer does not depend on the filler.
+    """
+    facts = check_facts(world, facts)
+    if baseline is None:
+        baseline = fit_additive_baseline(world, facts)
+    require_instance(baseline, "baseline", AdditiveBaseline)
+    if baseline.subject.shape != (world.n_subjects, world.n_objects) or \
+            baseline.relation.shape != (world.n_relations, world.n_objects):
+        raise ValueError(f"baseline must be fitted to a world of this shape ({world.n_subjects} subjects, "
+                         f"{world.n_relations} relations, {world.n_objects} objects)")
+    return float(np.mean(baseline.guesses(facts) == world.answers(facts)))
+
+
+class BinomialSummary(NamedTuple):
+    """``k`` successes of ``n`` trials, with an exact interval and a test against chance."""
+
+    k: int
+    n: int
+    share: float  #: k / n
+    low: float  #: lower end of the exact (Clopper–Pearson) interval
+    high: float  #: upper end
+    chance: float  #: the success probability of the null hypothesis
+    p_value: float  #: the one-sided probability of k or more successes at chance
+
+
+def binomial_summary(k: int, n: int, chance: float, *, confidence: float = 0.95) -> BinomialSummary:
+    """Exact binomial interval for ``k`` of ``n`` and the test "no better than ``chance``".
+
+    The interval is Clopper and Pearson's: its ends are quantiles of beta
+    distributions. The p-value is the probability of at least ``k``
+    successes in ``n`` trials that each succeed with probability ``chance``.
+
+    >>> s = binomial_summary(4, 64, 1 / 32)
+    >>> (s.k, s.n, round(s.low, 4), round(s.high, 4), round(s.p_value, 3))
+    (4, 64, 0.0173, 0.1524, 0.14)
+    """
+    n = require_positive_int(n, "n")
+    k = require_int(k, "k", minimum=0, maximum=n)
+    chance = require_number(chance, "chance", low=0, high=1, low_open=True, high_open=True)
+    confidence = require_number(confidence, "confidence", low=0, high=1, low_open=True, high_open=True)
+    alpha = 1.0 - confidence
+    low = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, alpha / 2))
+    high = 1.0 if k == n else float(betaincinv(k + 1, n - k, 1 - alpha / 2))
+    p_value = 1.0 if k == 0 else float(betainc(k, n - k + 1, chance))  # P(X >= k) = I_chance(k, n - k + 1)
+    return BinomialSummary(k, n, k / n, low, high, float(chance), p_value)
+
+
+class Spread(NamedTuple):
+    """A measurement over independent runs: its mean, smallest and largest value, and how many runs."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+
+
+def spread(values: Sequence[float]) -> Spread:
+    """Mean, minimum and maximum of one measurement over several seeds.
+
+    >>> spread([0.5, 0.75, 1.0])
+    Spread(mean=0.75, low=0.5, high=1.0, n=3)
+    """
+    values = np.array(require_sequence(values, "values", expected="a list of numbers",
+                                       item=lambda v, label: require_number(v, label)), dtype=np.float64)
+    return Spread(float(values.mean()), float(values.min()), float(values.max()), len(values))
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def recall_table(entries: Sequence[tuple[str, object]]) -> "MarkdownTable":
+    """A table of recall numbers with their spread: one row per ``(label, Spread or BinomialSummary)``.
+
+    A :class:`Spread` shows its mean and its range over seeds; a
+    :class:`BinomialSummary` its count, its share, its interval and the
+    p-value of the test against chance.
+    """
+    from .display import MarkdownTable
+
+    def entry(e, label):
+        if not (isinstance(e, (tuple, list)) and len(e) == 2 and isinstance(e[0], str)):
+            raise TypeError(f"{label} must be a (label, value) pair, got {describe(e)}")
+        if not isinstance(e[1], (Spread, BinomialSummary)):
+            require_number(e[1], f"{label}[1]", low=0, high=1)
+        return e
+
+    entries = require_sequence(entries, "entries", item=entry)
+    rows = []
+    for label, value in entries:
+        if isinstance(value, Spread):
+            rows.append({"label": label, "value": _percent(value.mean),
+                         "spread": f"{_percent(value.low)} to {_percent(value.high)} over {value.n} seeds"})
+        elif isinstance(value, BinomialSummary):
+            rows.append({"label": label, "value": f"{value.k} of {value.n} ({_percent(value.share)})",
+                         "spread": f"95% interval {_percent(value.low)} to {_percent(value.high)}; "
+                                   f"p = {value.p_value:.2f} against chance"})
+        else:
+            rows.append({"label": label, "value": _percent(float(value)), "spread": "exact"})
+    return MarkdownTable(rows, [("", "label", "s"), ("recall", "value", "s"), ("spread", "spread", "s")])
