@@ -37,7 +37,8 @@
       tip.addEventListener("pointerleave", function (event) {
         if (event.pointerType !== "touch") { hideSoon(); }
       });
-      document.body.appendChild(tip);
+      // Inside the main landmark, as the text it previews (axe: all content in landmarks).
+      (document.querySelector("main") || document.body).appendChild(tip);
     }
     return tip;
   }
@@ -52,8 +53,14 @@
     var left = Math.max(8, Math.min(r.left, width - 8 - w));
     var below = window.innerHeight - r.bottom, above = r.top;
     var top = (below < h + 8 && above > below) ? r.top - h - 6 : r.bottom + 6;
-    tip.style.left = (left + window.scrollX) + "px";
-    tip.style.top = (top + window.scrollY) + "px";
+    // Absolute within its positioned ancestor (or the page): viewport coordinates moved there.
+    var holder = tip.offsetParent, origin = { left: -window.scrollX, top: -window.scrollY };
+    if (holder && holder !== document.body && holder !== document.documentElement) {
+      var h = holder.getBoundingClientRect();
+      origin = { left: h.left - holder.scrollLeft, top: h.top - holder.scrollTop };
+    }
+    tip.style.left = (left - origin.left) + "px";
+    tip.style.top = (top - origin.top) + "px";
   }
 
   function show(link) {
