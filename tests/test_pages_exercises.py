@@ -38,7 +38,9 @@ def test_self_checks_come_before_the_summary(site):
     article = soup_of(site, PAGE).find("article")
     headings = [h.get_text(" ", strip=True) for h in article.find_all("h2")]
     titles = [h.split(". ", 1)[-1].rstrip("#").strip() for h in headings]
-    assert titles.index("Check your understanding") < titles.index("Summary") == len(titles) - 1
+    # As on every chapter page, the numeric problems close the page, after its summary.
+    assert titles.index("Check your understanding") < titles.index("Summary") == len(titles) - 2
+    assert titles[-1] == "Problems"
 
 
 def test_exercise_1_parameter_counts(site):
