@@ -291,7 +291,16 @@ class SeqOf(Kind):
         return out
 
     def same(self, valid):
-        return [("tuple", tuple(valid), list(valid)), ("np.array", np.asarray(valid), list(valid))]
+        forms = [("tuple", tuple(valid), list(valid))]
+        # An array is the same sequence only for numbers; a list of objects or of (label, value)
+        # pairs has no array form (NumPy refuses it, or turns every value into a string).
+        try:
+            as_array = np.asarray(valid)
+        except ValueError:
+            return forms
+        if as_array.dtype.kind in "biuf":
+            forms.append(("np.array", as_array, list(valid)))
+        return forms
 
 
 class Array(Kind):
