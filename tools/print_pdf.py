@@ -43,13 +43,16 @@ html, body { background: #fff !important; color: #000 !important; font-size: 10.
 .bd-header, .bd-header-article, .bd-sidebar-primary, .bd-sidebar-secondary, .bd-footer,
 .bd-footer-article, .prev-next-area, .ffn-tools, .ffn-tip, .ffn-check, .ffn-result,
 .headerlink, #pst-skip-link, .skip-link, .search-button, dialog, .back-to-top,
-.ffn-print-drop, .ffn-problem-form { display: none !important; }
+.ffn-print-drop, .ffn-problem-form, .ffn-copy { display: none !important; }
 body { margin: 0 !important; padding: 0 !important; display: block !important; }
 main.ffn-print, main.ffn-print article { display: block; max-width: none; width: auto; margin: 0; padding: 0; }
 .ffn-print-chapter { break-before: page; }
 .ffn-print-chapter > :is(h1, h2, h3, h4):first-of-type { font-size: 1.8em; margin-top: 0; }
 h1, h2, h3 { break-after: avoid; }
 figure, .math, table, .ffn-option { break-inside: avoid; }
+/* A figure taller than a page (the stacked neuron panels) would otherwise leave a blank
+   page before it: scaled to fit one page with its caption. */
+figure img { max-height: 200mm; width: auto; max-width: 100%; object-fit: contain; }
 pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
 div.math { overflow: visible !important; }
 .ffn-term a, a.reference.external { color: inherit !important; text-decoration: none !important; }
