@@ -153,6 +153,8 @@ def check_font_covers_the_book(app: Sphinx, exception) -> None:
 
 
 def setup(app: Sphinx) -> dict:
-    app.connect("html-page-context", preload_on_pages_with_math)
+    # After bookext.publishing (600): the page's content security policy must come before
+    # anything the page loads, this preload included.
+    app.connect("html-page-context", preload_on_pages_with_math, priority=700)
     app.connect("build-finished", check_font_covers_the_book)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
