@@ -189,7 +189,9 @@ def chapter_pdf_role(name, rawtext, text, lineno, inliner, options=None, content
                                            refdomain="", reftype="download", refexplicit=True)
         link += nodes.Text(text)
         slot += link
-        slot += nodes.Text(f" (PDF, {pdf.stat().st_size / 2**20:.1f} MB)")
+        slot += nodes.Text(" ")
+        # Measured, not typed: the class lets the typed-number check tell (tests/test_typed_numbers.py).
+        slot += nodes.inline("", f"(PDF, {pdf.stat().st_size / 2**20:.1f} MB)", classes=["ffn-pdf-size"])
     return [slot], []
 
 
