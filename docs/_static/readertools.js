@@ -175,9 +175,14 @@
   // that fit stay out of the tab order. Checked again when the width changes or
   // a folded answer opens.
   function markWideMath() {
-    document.querySelectorAll("article div.math, article span.math").forEach(function (box) {
-      if (box.closest(".ffn-tip")) { return; }
-      var wide = box.scrollWidth > box.clientWidth + 1;
+    var boxes = Array.prototype.filter.call(
+      document.querySelectorAll("article div.math, article span.math"),
+      function (box) { return !box.closest(".ffn-tip"); }
+    );
+    // Every width is read before any box is changed: one layout, not one per box.
+    var wides = boxes.map(function (box) { return box.scrollWidth > box.clientWidth + 1; });
+    boxes.forEach(function (box, i) {
+      var wide = wides[i];
       if (wide === box.hasAttribute("data-ffn-wide")) { return; }
       if (wide) {
         var number = box.querySelector(".eqno");
@@ -195,14 +200,20 @@
   }
 
   function watchWideMath() {
-    var pending = null;
-    markWideMath();
-    window.addEventListener("load", markWideMath); // fonts change widths
-    document.addEventListener("toggle", markWideMath, true); // a folded answer opened
-    window.addEventListener("resize", function () {
-      window.clearTimeout(pending);
-      pending = window.setTimeout(markWideMath, 200);
-    });
+    // One measurement per frame at most: the page's folded blocks fire "toggle" as it
+    // loads, and measuring on each would lay the whole page out once per block. The
+    // first runs just before the first frame, once every deferred script has changed
+    // the page.
+    var pending = 0;
+    var schedule = function () {
+      if (!pending) {
+        pending = window.requestAnimationFrame(function () { pending = 0; markWideMath(); });
+      }
+    };
+    schedule();
+    window.addEventListener("load", schedule); // fonts change widths
+    document.addEventListener("toggle", schedule, true); // a folded answer opened
+    window.addEventListener("resize", schedule);
   }
 
   /* ---- the reading-tools panel (a <details> in the article header) ---------- */
