@@ -4,7 +4,7 @@
 
 `make audit` builds first, then runs this. It serves HTML_DIR on localhost the
 way a static host does (gzip for text), runs Lighthouse's mobile preset with
-Debian's Chromium on the audited pages (``LIGHTHOUSE_PAGES``) and axe-core on
+Debian's Chromium (``RUNS`` times per page, the median run reported) on the audited pages (``LIGHTHOUSE_PAGES``) and axe-core on
 more pages (``AXE_PAGES``), and prints the scores, the bytes transferred on
 first view, and every axe violation. Exits non-zero when a target is missed:
 performance >= 95, accessibility/best practices/SEO = 100, first view
@@ -43,6 +43,10 @@ from sitecheck import (  # noqa: E402
 LIGHTHOUSE = ROOT / "node_modules" / ".bin" / "lighthouse"
 TARGETS = {"performance": 95, "accessibility": 100, "best-practices": 100, "seo": 100}
 MAX_FIRST_VIEW_KIB = 300
+# Lighthouse's performance score varies from run to run on the same page (on this 2-core
+# machine, idle, the landing page scored 78 to 98); its authors advise the median of
+# several runs. Each page is measured this many times and the median run is reported.
+RUNS = 3
 
 
 def lighthouse(url: str, out: Path) -> dict:
@@ -107,10 +111,14 @@ def main() -> int:
         print(f"Serving {site} gzip-compressed at {base}\n")
         print(f"{'page':32} {'perf':>5} {'a11y':>5} {'bp':>5} {'seo':>5} {'KiB':>7} {'req':>4}")
         for page in LIGHTHOUSE_PAGES:
-            s = summarize(lighthouse(base + page, Path(tmp) / "lh.json"))
+            runs = sorted((summarize(lighthouse(base + page, Path(tmp) / "lh.json"))
+                           for _ in range(RUNS)), key=lambda run: run["scores"]["performance"])
+            s = runs[len(runs) // 2]
             sc = s["scores"]
             print(f"{page:32} {sc['performance']:>5} {sc['accessibility']:>5} "
                   f"{sc['best-practices']:>5} {sc['seo']:>5} {s['kib']:>7.1f} {s['requests']:>4}")
+            print(f"    performance of the {RUNS} runs: "
+                  + ", ".join(str(run["scores"]["performance"]) for run in runs) + " (median shown)")
             print("    " + ", ".join(f"{k.replace('-', ' ')} {v}" for k, v in s["metrics"].items()))
             print("    heaviest (KiB): "
                   + ", ".join(f"{name} {size / 1024:.1f}" for size, name in s["heaviest"]))
