@@ -102,12 +102,17 @@ def test_the_chapters_glued_numbers_are_in_the_pdf(site, pages):
     assert not missing, "\n".join(missing)
 
 
-def test_self_checks_are_numbered_and_answered_in_the_appendix(pages):
+def test_self_checks_and_problems_are_numbered_once_and_answered_in_the_appendix(pages):
     text = normalised(" ".join(pages))
     appendix = text[text.rindex("Answers to the self-checks"):]
     questions = len(re.findall(r"Answer: see \"Answers to the self-checks\", number \d+", text))
     assert questions >= len(chapter_pages())  # every section ends with self-checks
     assert len(re.findall(r"\([a-e]\) is right", appendix)) == questions
+    # Each entry names its number once: no list number printed before it ("1. Self-check 1").
+    assert not re.search(r"\d+\. (Self-check|Problem) \d+", appendix), appendix[:300]
+    problems = len(re.findall(r"Answer: see \"Answers to the problems\", number \d+", text))
+    assert problems > 0
+    assert len(re.findall(r"Problem \d+ \(", appendix)) == problems
     # The site's controls are not printed: the reading-tools bar, the answer buttons.
     for control in ("Download this page", "Clickable references", "Check answer"):
         assert control not in text, control

@@ -58,6 +58,8 @@ div.math { overflow: visible !important; }
 .ffn-term a, a.reference.external { color: inherit !important; text-decoration: none !important; }
 details > summary { list-style: none; }
 .pasted-text { white-space: nowrap; } /* a glued number never breaks at its exponent's hyphen */
+.ffn-print-answers ul { list-style: none; }  /* entries and options carry their numbers and letters */
+.ffn-print-answers > ul { padding-left: 0; }
 .ffn-print-answers li { margin-bottom: 0.6em; }
 """
 
@@ -147,26 +149,21 @@ PREPARE = """(leftOut) => {
   main.className = 'ffn-print';
   main.appendChild(article);
   document.body.replaceChildren(main);
-  if (answers.length) {
-    const appendix = document.createElement('section');
-    appendix.className = 'ffn-print-chapter ffn-print-answers';
-    appendix.id = 'ffn-print-answers';
-    appendix.innerHTML = '<h2>Answers to the self-checks</h2>';
-    const list = document.createElement('ol');
-    answers.forEach(a => list.appendChild(a));
-    appendix.appendChild(list);
-    article.appendChild(appendix);
-  }
-  if (solved.length) {
-    const appendix = document.createElement('section');
-    appendix.className = 'ffn-print-chapter ffn-print-answers';
-    appendix.id = 'ffn-print-problem-answers';
-    appendix.innerHTML = '<h2>Answers to the problems</h2>';
-    const list = document.createElement('ol');
-    solved.forEach(a => list.appendChild(a));
-    appendix.appendChild(list);
-    article.appendChild(appendix);
-  }
+  // Each entry names its own number ("Self-check 3", "Problem 7"), so the lists print no
+  // numbers of their own.
+  const appendix = (id, title, items) => {
+    if (!items.length) return;
+    const section = document.createElement('section');
+    section.className = 'ffn-print-chapter ffn-print-answers';
+    section.id = id;
+    section.innerHTML = `<h2>${title}</h2>`;
+    const list = document.createElement('ul');
+    items.forEach(item => list.appendChild(item));
+    section.appendChild(list);
+    article.appendChild(section);
+  };
+  appendix('ffn-print-answers', 'Answers to the self-checks', answers);
+  appendix('ffn-print-problem-answers', 'Answers to the problems', solved);
   return report;
 }"""
 
