@@ -12,7 +12,8 @@ import re
 import pytest
 
 from bookext.myst_markdown import CodeCell, Converter, Resolver, md_escape
-from bookext.reader_notebooks import TorchUse, names, strip_glue
+from bookext.notebook_cells import names, strip_glue
+from bookext.reader_notebooks import TorchUse
 from ffnbook.display import format_number
 from sitecheck import DOCS, glued, soup_of
 
