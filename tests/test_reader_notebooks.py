@@ -13,7 +13,6 @@ import pytest
 
 from bookext.myst_markdown import CodeCell, Converter, Resolver, md_escape
 from bookext.notebook_cells import names, strip_glue
-from bookext.reader_notebooks import TorchUse
 from ffnbook.display import format_number
 from sitecheck import DOCS, glued, soup_of
 
@@ -67,15 +66,6 @@ def test_names_a_cell_binds_and_reads():
     assert found.free >= {"range", "n", "w"} and "np" not in found.free
     assert found.only_binds
     assert not names("print(x)").only_binds
-
-
-def test_torch_use_follows_the_package():
-    use = TorchUse()
-    assert use.code(["import torch"])
-    assert use.code(["from ffnbook import gated_torch\nm = gated_torch.GatedFFN"])
-    assert use.code(["import ffnbook\nmodule = ffnbook.PositionwiseFFN"])  # loaded lazily by name
-    assert not use.code(["import ffnbook\ny = ffnbook.ffn(x, *p)"])
-    assert not use.code(["from ffnbook import gated\ngated.gated_ffn_param_count(8, 16)"])
 
 
 # --- Markdown -------------------------------------------------------------------------------

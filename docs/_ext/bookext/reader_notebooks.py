@@ -8,8 +8,9 @@ has: the page's MyST source, its executed notebook (code and outputs) and its
 glue data (``<build>/jupyter_execute/<page>.glue.json``):
 
 * a **setup cell** first, which installs ``ffnbook`` (from the published
-  repository, at the commit the site was built from) and, if the page needs it,
-  the CPU build of PyTorch, each only where it is missing; where everything is
+  repository, at the commit the site was built from) and, if the page's code
+  imported it when it executed (its execution record says), the CPU build of
+  PyTorch, each only where it is missing; where everything is
   installed it installs nothing (:mod:`bookext.notebook_setup`);
 * **code cells** without the plumbing: no ``myst_nb`` import and no glue call;
   a hidden (``remove-cell``) cell is kept only if a later cell uses a name it
@@ -40,156 +41,21 @@ remove, is a build warning that names the page (so ``make html`` fails).
 
 from __future__ import annotations
 
-import ast
-import importlib
-import importlib.util
-import inspect
 import json
 import re
-import textwrap
 from pathlib import Path
-from types import FunctionType, ModuleType
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from bookext.execution import imported_packages
 from bookext.myst_markdown import CodeCell, Converter, md_escape
 from bookext.notebook_cells import cell_metadata, clean_outputs, plan_code_cells
 from bookext.notebook_setup import NOTEBOOKS, launch_urls, notebook_metadata, setup_cell
 from bookext.site_resolver import SiteResolver, is_image
 
 logger = logging.getLogger(__name__)
-
-
-# --- does the page need torch? ------------------------------------------------------------------
-
-
-def _imports_torch(tree: ast.AST, top_level_only: bool = False) -> bool:
-    nodes_ = tree.body if top_level_only else ast.walk(tree)
-    for node in nodes_:
-        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "torch" for a in node.names):
-            return True
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch":
-            return True
-    return False
-
-
-def _torch_use() -> "TorchUse":
-    """One analysis per process, shared by the pages it writes (the package does not change
-    during a build, and parsing its sources again for every page cost ~0.2 s a page)."""
-    global _SHARED_TORCH_USE
-    if _SHARED_TORCH_USE is None:
-        _SHARED_TORCH_USE = TorchUse()
-    return _SHARED_TORCH_USE
-
-
-_SHARED_TORCH_USE = None
-
-
-class TorchUse:
-    """Whether code reaches PyTorch, through ffnbook's modules, functions and classes.
-
-    A module needs torch if it imports torch (or a module that does) at its top
-    level; a function or class if its module does, if its own code imports torch,
-    or if it uses an ffnbook function, class or module that needs it.
-    """
-
-    def __init__(self, package: str = "ffnbook"):
-        self.package = package
-        self.memo: dict[int, bool] = {}
-        self.kept: list = []  # every object in the memo, so that no id in it is ever reused
-
-    def module(self, module: ModuleType) -> bool:
-        key = id(module)
-        if key not in self.memo:
-            self.memo[key] = False
-            self.kept.append(module)
-            try:
-                tree = ast.parse(inspect.getsource(module))
-            except (OSError, TypeError):
-                return False
-            needs = _imports_torch(tree, top_level_only=True)
-            for node in tree.body:
-                if isinstance(node, ast.ImportFrom) and node.level and not needs:
-                    base = module.__package__ or ""
-                    name = importlib.util.resolve_name("." * node.level + (node.module or ""), base)
-                    needs = self.obj(importlib.import_module(name))
-            self.memo[key] = needs
-        return self.memo[key]
-
-    def obj(self, obj) -> bool:
-        if isinstance(obj, ModuleType):
-            return obj.__name__.split(".")[0] == "torch" or (
-                obj.__name__.split(".")[0] == self.package and self.module(obj))
-        obj = inspect.unwrap(obj) if callable(obj) else obj
-        if not isinstance(obj, (FunctionType, type)) or not getattr(obj, "__module__", "").startswith(self.package):
-            return False
-        key = id(obj)
-        if key in self.memo:
-            return self.memo[key]
-        self.memo[key] = False
-        self.kept.append(obj)
-        home = importlib.import_module(obj.__module__)
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
-        except (OSError, TypeError):
-            return False
-        needs = self.module(home) or _imports_torch(tree)
-        if not needs:
-            scope = vars(home)
-            for name in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}:
-                if name in scope and scope[name] is not obj and self.obj(scope[name]):
-                    needs = True
-                    break
-        self.memo[key] = needs
-        return needs
-
-    def code(self, sources: list[str]) -> bool:
-        """Whether notebook cells (in order) use torch, directly or through the package."""
-        scope: dict[str, object] = {}
-        for source in sources:
-            try:
-                tree = ast.parse(source)
-            except SyntaxError:
-                continue
-            if _imports_torch(tree):
-                return True
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Import):
-                    for a in node.names:
-                        if a.name.split(".")[0] == self.package:
-                            target = a.name if a.asname else a.name.split(".")[0]
-                            scope[a.asname or target] = importlib.import_module(target)
-                elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == self.package:
-                    home = importlib.import_module(node.module)
-                    for a in node.names:
-                        value = getattr(home, a.name, None)
-                        if value is None:
-                            value = importlib.import_module(f"{node.module}.{a.name}")
-                        scope[a.asname or a.name] = value
-            for node in ast.walk(tree):
-                target = _resolve(node, scope)
-                if target is not None and self.obj(target):
-                    return True
-        return False
-
-
-def _resolve(node: ast.AST, scope: dict):
-    """The object an expression like ``ffnbook.gated.f`` names, if its root is known."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name) or node.id not in scope:
-        return None
-    value = scope[node.id]
-    for attr in reversed(parts):
-        try:
-            value = getattr(value, attr)
-        except AttributeError:
-            return None
-    return value
 
 
 # --- the notebook ---------------------------------------------------------------------------------
@@ -250,7 +116,12 @@ def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, execute
     markdown_sources = [c["source"] for c in cells if c["cell_type"] == "markdown"]
     headings = _heading_numbers(app, pagename, doctree)
     converter = Converter(resolver, headings if _count_headings(markdown_sources) == len(headings) else None)
-    torch = _torch_use().code([stripped[i].source for i in stripped if keep[i]])
+    # PyTorch, where the page's code imported it when it executed (directly or through
+    # ffnbook): the kernel's probe saw the import statements (bookext.kernel_template).
+    imported = imported_packages(app, pagename)
+    if imported is None:
+        plan.problems.append("reader notebook: no execution record says which packages the page imported")
+    torch = imported is None or "torch" in imported
     out = [
         {"cell_type": "markdown", "metadata": {}, "source": (
             f"*This notebook is the runnable version of [{md_escape(app.env.titles[pagename].astext())}]"
