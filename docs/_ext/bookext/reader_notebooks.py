@@ -42,17 +42,17 @@ remove, is a build warning that names the page (so ``make html`` fails).
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from bookext.downloads import is_notebook, mystnb_notebook
 from bookext.execution import imported_packages
-from bookext.myst_markdown import CodeCell, Converter, md_escape
+from bookext.myst_markdown import CodeCell, Converter, directives, heading_count, md_escape, myst_parser
 from bookext.notebook_cells import cell_metadata, clean_outputs, plan_code_cells
-from bookext.notebook_setup import NOTEBOOKS, launch_urls, notebook_metadata, setup_cell
+from bookext.notebook_setup import launch_urls, notebook_metadata, reader_notebook_uri, setup_cell
 from bookext.site_resolver import SiteResolver, is_image
 
 logger = logging.getLogger(__name__)
@@ -72,21 +72,6 @@ def _heading_numbers(app: Sphinx, pagename: str, doctree: nodes.document) -> lis
     return found
 
 
-def _count_headings(markdown: list[str]) -> int:
-    count, fence = 0, None
-    for text in markdown:
-        for line in text.split("\n"):
-            m = re.match(r"^\s*(`{3,}|~{3,}|:{3,})", line)
-            if m and fence is None:
-                fence = m.group(1)
-            elif m and fence and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                    and not line.strip()[len(m.group(1)):].strip():
-                fence = None
-            elif fence is None and re.match(r"^#{1,6}\s", line):
-                count += 1
-    return count
-
-
 def _text(source) -> str:
     return "".join(source) if isinstance(source, list) else source
 
@@ -103,11 +88,13 @@ def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, execute
     glue_path = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.glue.json"
     glued = json.loads(glue_path.read_text(encoding="utf-8")) if glue_path.exists() else {}
     figure_keys = {k for k, v in glued.items() if is_image(v.get("data", {}))}
-    shown_at = {}
+    parser = myst_parser(tuple(sorted(app.config.myst_enable_extensions)))
+    shown_at = {}  # glue key -> the Markdown cell whose glue directive shows it
     for i, cell in enumerate(cells):
         if cell["cell_type"] == "markdown":
-            for m in re.finditer(r"^\s*(?:`{3,}|:{3,})\{glue(?::figure|:any)?\}\s+(\S+)", cell["source"], re.M):
-                shown_at.setdefault(m.group(1), i)
+            for name, argument, _ in directives(cell["source"], parser):
+                if name in ("glue", "glue:figure", "glue:any") and argument:
+                    shown_at.setdefault(argument.split()[0], i)
     plan = plan_code_cells(cells, figure_keys, shown_at)
     stripped, keep = plan.stripped, plan.keep
     figures = {key: CodeCell(code) for key, code in plan.figures.items()}
@@ -115,7 +102,9 @@ def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, execute
     resolver = SiteResolver(app, pagename, figures)
     markdown_sources = [c["source"] for c in cells if c["cell_type"] == "markdown"]
     headings = _heading_numbers(app, pagename, doctree)
-    converter = Converter(resolver, headings if _count_headings(markdown_sources) == len(headings) else None)
+    counted = sum(heading_count(text, parser) for text in markdown_sources)
+    converter = Converter(resolver, headings if counted == len(headings) else None,
+                          tuple(app.config.myst_enable_extensions))
     # PyTorch, where the page's code imported it when it executed (directly or through
     # ffnbook): the kernel's probe saw the import statements (bookext.kernel_template).
     imported = imported_packages(app, pagename)
@@ -160,22 +149,9 @@ def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, execute
 # --- Sphinx hooks -------------------------------------------------------------------------------
 
 
-def _is_notebook(app: Sphinx, pagename: str) -> bool:
-    return "kernelspec" in app.env.metadata.get(pagename, {})
-
-
-def _executed(app: Sphinx, pagename: str) -> Path:
-    return Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
-
-
-def reader_notebook_uri(pagename: str) -> str:
-    """Where the reader notebook of ``pagename`` is written, relative to the html root."""
-    return f"{NOTEBOOKS}/{pagename}.ipynb"
-
-
 def notebook_uri(app: Sphinx, pagename: str) -> str | None:
     """The reader notebook of ``pagename``, if it is a notebook page with an executed notebook."""
-    if _is_notebook(app, pagename) and _executed(app, pagename).exists():
+    if is_notebook(app, pagename) and mystnb_notebook(app, pagename).exists():
         return reader_notebook_uri(pagename)
     return None
 
@@ -190,7 +166,7 @@ def write_reader_notebook(app: Sphinx, pagename, templatename, context, doctree)
         return
     # The page as myst-nb wrote it, outputs included: bookext.execution's client put the
     # record's outputs into it, whether the page executed in this build or not.
-    executed = json.loads(_executed(app, pagename).read_text(encoding="utf-8"))
+    executed = json.loads(mystnb_notebook(app, pagename).read_text(encoding="utf-8"))
     notebook, problems = reader_notebook(app, pagename, doctree, executed)
     for problem in problems:
         logger.warning(problem, location=pagename)
