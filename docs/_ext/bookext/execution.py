@@ -267,10 +267,9 @@ def _execute(build: Build, runs: list, *, jobs: int, preload: list[str] | None, 
                 shutil.rmtree(run.cwd, ignore_errors=True)
 
 
-def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
-    build = _BUILD
-    if build is None:
-        return
+def _stale_runs(build: Build, env, docnames: list[str]) -> tuple[list, dict, dict, dict]:
+    """The notebook pages among ``docnames`` that must execute: their runs, and per page why,
+    its code hash and its myst-nb configuration (``env.ffnbook_notebooks`` is kept up to date)."""
     notebooks: set[str] = getattr(env, "ffnbook_notebooks", set())
     checker = Checker(build.requirements, build.threads)
     runs, reasons, codes, configs = [], {}, {}, {}
@@ -289,8 +288,17 @@ def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
             runs.append(_run(docname, notebook, nb_config, path, expected))
             reasons[docname] = reason
     env.ffnbook_notebooks = notebooks
+    return runs, reasons, codes, configs
+
+
+def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
+    build = _BUILD
+    if build is None:
+        return
+    runs, reasons, codes, configs = _stale_runs(build, env, docnames)
     if not runs:
         return
+    notebooks = env.ffnbook_notebooks
     jobs = app.config.ffnbook_execution_jobs or max(1, app.parallel)
     # A template pays for all its imports before the first kernel starts: that is worth it
     # only when more pages must execute than can run at once.

@@ -127,38 +127,6 @@ def install_probe() -> types.ModuleType:
     written: set[str] = set()
     listed: set[str] = set()
     imported: dict[str, set[str]] = {}  # top-level package -> who imported it (PAGE or a file)
-    plain_import = builtins.__import__
-
-    def recording_import(name, globals=None, locals=None, fromlist=(), level=0):
-        if level == 0 and name:
-            importer = _importer(_page_namespace())
-            if importer is not None:
-                imported.setdefault(name.partition(".")[0], set()).add(importer)
-        return plain_import(name, globals, locals, fromlist, level)
-
-    def hook(event: str, args: tuple) -> None:
-        if event not in ("open", "os.listdir", "os.scandir"):
-            return
-        path = args[0]
-        if path is None and event != "open":
-            path = "."
-        if path is None or isinstance(path, int) or _caller_file() in IMPORT_SYSTEM:
-            return  # an already open file descriptor, or the import system at work
-        path = os.path.abspath(os.fsdecode(path))
-        if event == "open":
-            _, mode, flags = args
-            if mode is None:  # os.open: only flags
-                access = (flags or 0) & os.O_ACCMODE
-                reads, writes = access != os.O_WRONLY, access != os.O_RDONLY
-            else:
-                reads = "r" in mode or "+" in mode
-                writes = any(c in mode for c in "wax+")
-            if reads:
-                read.add(path)
-            if writes:
-                written.add(path)
-        else:
-            listed.add(path)
 
     def report(roots: list[str], excluded: list[str]) -> str:
         inside_roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots)
@@ -186,9 +154,52 @@ def install_probe() -> types.ModuleType:
     probe = types.ModuleType(PROBE_MODULE, "What this kernel's page imported, read and listed.")
     probe.report = report
     sys.modules[PROBE_MODULE] = probe
-    sys.addaudithook(hook)
-    builtins.__import__ = recording_import
+    sys.addaudithook(_file_hook(read, written, listed))
+    builtins.__import__ = _recording_import(imported, builtins.__import__)
     return probe
+
+
+def _recording_import(imported: dict[str, set[str]], plain_import):
+    """``builtins.__import__`` that notes, for each package the page imports, who imported it."""
+
+    def recording_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and name:
+            importer = _importer(_page_namespace())
+            if importer is not None:
+                imported.setdefault(name.partition(".")[0], set()).add(importer)
+        return plain_import(name, globals, locals, fromlist, level)
+
+    return recording_import
+
+
+def _file_hook(read: set[str], written: set[str], listed: set[str]):
+    """An audit hook that notes every file opened (for reading, writing) and folder listed."""
+
+    def hook(event: str, args: tuple) -> None:
+        if event not in ("open", "os.listdir", "os.scandir"):
+            return
+        path = args[0]
+        if path is None and event != "open":
+            path = "."
+        if path is None or isinstance(path, int) or _caller_file() in IMPORT_SYSTEM:
+            return  # an already open file descriptor, or the import system at work
+        path = os.path.abspath(os.fsdecode(path))
+        if event == "open":
+            _, mode, flags = args
+            if mode is None:  # os.open: only flags
+                access = (flags or 0) & os.O_ACCMODE
+                reads, writes = access != os.O_WRONLY, access != os.O_RDONLY
+            else:
+                reads = "r" in mode or "+" in mode
+                writes = any(c in mode for c in "wax+")
+            if reads:
+                read.add(path)
+            if writes:
+                written.add(path)
+        else:
+            listed.add(path)
+
+    return hook
 
 
 def _launcher_argv0() -> str:
