@@ -399,6 +399,29 @@ def test_a_forked_kernel_is_indistinguishable_from_a_fresh_one(tmp_path):
     assert "shared" not in forked["nb1"].notebook.cells[0].outputs[0]["text"]
 
 
+def test_the_probe_records_the_packages_the_page_imported_even_those_the_template_preloaded(tmp_path):
+    """What a reader's notebook installs (torch or not) comes from these lists: a package
+    imported by a page's cell or by code it called counts, in a fresh kernel and in one
+    forked from a template that loaded torch before the page started; the kernel's own
+    imports and the standard library do not."""
+    (tmp_path / "helper_pkg.py").write_text("def version():\n    import torch\n    return torch.__version__\n")
+    cells = {"uses-torch": ["import helper_pkg", "print(helper_pkg.version() != '')"],
+             "numpy-only": ["import json, numpy as np", "np.ones(2).sum()"]}
+
+    def run(preload):
+        runs = [Run(name, nbformat.v4.new_notebook(
+                    cells=[nbformat.v4.new_code_cell(c) for c in sources],
+                    metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}),
+                    str(tmp_path), 300, False) for name, sources in cells.items()]
+        return execute_notebooks(runs, jobs=2, roots=[str(tmp_path)], excluded=[], preload=preload)
+
+    for preload in (None, ["numpy", "torch"]):
+        outcomes = run(preload)
+        assert all(o.forked == bool(preload) for o in outcomes.values())
+        assert outcomes["uses-torch"].used["imported"] == ["helper_pkg", "torch"], preload
+        assert outcomes["numpy-only"].used["imported"] == ["numpy"], preload
+
+
 def test_every_kernel_computes_with_one_thread_unless_the_builder_says_otherwise(tmp_path, monkeypatch):
     """OpenBLAS/OpenMP start a thread per CPU in every kernel: ``-j`` kernels at once then
     oversubscribe the CPUs (np.linalg.pinv 1024 x 128 under load: 10 s instead of 0.09 s),

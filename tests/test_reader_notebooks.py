@@ -12,7 +12,7 @@ import re
 import pytest
 
 from bookext.myst_markdown import CodeCell, Converter, Resolver, md_escape
-from bookext.reader_notebooks import TorchUse, names, strip_glue
+from bookext.notebook_cells import names, strip_glue
 from ffnbook.display import format_number
 from sitecheck import DOCS, glued, soup_of
 
@@ -66,15 +66,6 @@ def test_names_a_cell_binds_and_reads():
     assert found.free >= {"range", "n", "w"} and "np" not in found.free
     assert found.only_binds
     assert not names("print(x)").only_binds
-
-
-def test_torch_use_follows_the_package():
-    use = TorchUse()
-    assert use.code(["import torch"])
-    assert use.code(["from ffnbook import gated_torch\nm = gated_torch.GatedFFN"])
-    assert use.code(["import ffnbook\nmodule = ffnbook.PositionwiseFFN"])  # loaded lazily by name
-    assert not use.code(["import ffnbook\ny = ffnbook.ffn(x, *p)"])
-    assert not use.code(["from ffnbook import gated\ngated.gated_ffn_param_count(8, 16)"])
 
 
 # --- Markdown -------------------------------------------------------------------------------
@@ -184,6 +175,38 @@ def test_unknown_roles_and_directives_are_reported():
     convert("A {kbd}`Ctrl` and {unknownrole}`x`.\n\n```{unknown-directive}\nbody\n```", fake)
     assert any("{unknownrole}" in w for w in fake.warnings)
     assert any("{unknown-directive}" in w for w in fake.warnings)
+
+
+def test_what_is_a_role_is_decided_by_myst_parsers_tokens():
+    """Role-like text in code (spans, fenced or indented blocks), math or after a backslash
+    is not a role to MyST, so it stays as written; a role's content may span lines."""
+    text = ("A {gls}`hidden\nunit` and \\{gls}`escaped`.\n\n"
+            "Span ``{gls}`x` `` then {gls}`FFN`, math $\\{a\\}$.\n\n"
+            "    {gls}`indented code`\n\n~~~\n{gls}`tilde code`\n~~~")
+    [markdown] = convert(text)
+    assert markdown == ("A [hidden\nunit](glossary#hidden unit) and \\{gls}`escaped`.\n\n"
+                        "Span ``{gls}`x` `` then [FFN](glossary#FFN), math $\\{a\\}$.\n\n"
+                        "    {gls}`indented code`\n\n~~~\n{gls}`tilde code`\n~~~")
+
+
+def test_targets_comments_and_block_breaks_go_and_blank_lines_stay():
+    [markdown] = convert("(top)=\n% a comment\n% on two lines\nOne.\n\n+++\n\nTwo {gls}`FFN`.\n\n\n\nThree.")
+    assert markdown == "One.\n\nTwo [FFN](glossary#FFN).\n\nThree."
+
+
+def test_directives_are_found_nested_and_headings_counted_outside_them():
+    from bookext.myst_markdown import directives, heading_count
+
+    text = ("# One\n\n::::{tab-set}\n:::{glue:figure} k_fig\n:name: fig-k\n:::\n::::\n\n"
+            "```python\n# not a heading\n```\n\n:::{note}\n# inside a directive\n:::\n\n## Two\n")
+    found = [(name, argument) for name, argument, _ in directives(text)]
+    assert found == [("tab-set", ""), ("glue:figure", "k_fig"), ("note", "")]
+    assert heading_count(text) == 2
+
+
+def test_headings_get_the_sites_numbers_and_keep_their_roles():
+    pieces = Converter(Fake(), headings=["1. ", "1.1. "]).convert("# The {gls}`FFN`\n\ntext\n\n## Next")
+    assert pieces == ["# 1. The [FFN](glossary#FFN)\n\ntext\n\n## 1.1. Next"]
 
 
 def test_escaping_never_makes_math_delimiters():

@@ -152,6 +152,38 @@ def test_sphinxs_literalinclude_reader_and_math_numbering():
     assert callable(LiteralIncludeReader.read) and callable(get_node_equation_number)
 
 
+# --- myst-parser ------------------------------------------------------------------------------------
+
+
+def test_myst_parsers_markdown_it_tokens_the_reader_notebooks_read():
+    """bookext.myst_markdown reads MyST with ``create_md_parser(MdParserConfig(...))`` and relies
+    on these token types and fields: a role's name in ``meta`` with its content, a directive's
+    ``{name} argument`` in a fence's ``info``, a block's source lines in ``map``."""
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    parser = create_md_parser(MdParserConfig(enable_extensions={"dollarmath", "amsmath", "colon_fence"}),
+                              RendererHTML)
+    text = "(t)=\n% c\n+++\n# H\n\nA {gls}`FFN`.\n\n:::{note} Title\nx\n:::\n\n$$\ny\n$$ (eq-y)\n"
+    tokens = parser.parse(text)
+    top = [(t.type, t.map) for t in tokens if t.level == 0 and t.map is not None]
+    assert top == [("myst_target", [0, 1]), ("myst_line_comment", [1, 2]), ("myst_block_break", [2, 3]),
+                   ("heading_open", [3, 4]), ("paragraph_open", [5, 6]), ("colon_fence", [7, 10]),
+                   ("math_block_label", [11, 14])]
+    [role] = [c for t in tokens if t.type == "inline" for c in t.children if c.type == "myst_role"]
+    assert (role.meta["name"], role.content) == ("gls", "FFN")
+    fence = next(t for t in tokens if t.type == "colon_fence")
+    assert (fence.info, fence.content) == ("{note} Title", "x\n")
+    # A directive's ":key: value" option lines, read as myst-parser reads them.
+    from myst_parser.parsers.directives import is_option_line
+    from myst_parser.parsers.options import options_to_items
+
+    assert is_option_line(":alt: A plot.") and not is_option_line(":::{note}")
+    items, _ = options_to_items('alt: A plot.\nstart-at: "    for x:"\nopen:')
+    assert items == [("alt", "A plot."), ("start-at", "    for x:"), ("open", "")]
+
+
 # --- sphinxcontrib-bibtex and pybtex ---------------------------------------------------------------
 
 

@@ -24,7 +24,9 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.problems` -- numeric problems checked against the answers the build computed.
 * :mod:`bookext.previews` -- hover and focus previews of figures, equations, sections, citations.
 * :mod:`bookext.reader_notebooks` -- each page as a notebook a reader runs anywhere;
-  launch buttons (Colab, Binder) and downloads point at it.
+  launch buttons (Colab, Binder) and downloads point at it. Its parts: :mod:`bookext.notebook_cells`
+  (code cells), :mod:`bookext.myst_markdown` (Markdown), :mod:`bookext.site_resolver` (what Sphinx
+  resolves), :mod:`bookext.notebook_setup` (setup cell, pins, Binder).
 * :mod:`bookext.copycode` -- a Copy button on every code cell.
 * :mod:`bookext.navigation` -- the sidebar toggles' keyboard focus; section links close the drawer.
 * :mod:`bookext.buildspeed` -- fewer forks and collections in a small rebuild.

@@ -6,8 +6,10 @@ notebook (``.ipynb``) when the page context names one in ``ipynb_source``, as a 
 in the site's ``_sources/``. For each notebook page the book names that file
 (:func:`link_notebook_download`) and writes it (:func:`write_notebook_downloads`),
 after the theme and myst-nb have written theirs: the reader's notebook that
-:mod:`bookext.reader_notebooks` made of the page (the one Colab and Binder open),
-else what :func:`reader_notebook` gives.
+:mod:`bookext.reader_notebooks` made of the page (the one Colab and Binder open).
+A project without that part (the theme tests' tiny book, tests/roots/test-theme) gets
+what :func:`reader_notebook` makes of myst-nb's notebook instead; the book itself
+never takes that path.
 """
 
 from __future__ import annotations
@@ -18,15 +20,15 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from bookext.reader_notebooks import reader_notebook_uri
+from bookext.notebook_setup import reader_notebook_uri
 
 logger = logging.getLogger(__name__)
 
 
 def mystnb_notebook(app: Sphinx, pagename: str) -> Path:
     """Where myst-nb writes the page as a notebook when it reads the page (beside the html
-    folder). myst-nb 1.4 in cache mode writes the notebook it was given: with outputs
-    when the page was executed in that build, without when they came from the cache."""
+    folder), outputs included: in ``cache`` mode bookext.execution's client gives it the
+    record's outputs whether the page executed in this build or not."""
     return Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
 
 

@@ -58,7 +58,8 @@ How it works
 ------------
 * **Records.** ``<build>/.execution/<page>.json`` holds, per page: the hash of its code
   cells, the SHA-256 of every project file it used, the requirements and Python
-  version, its outputs, and a SHA-256 digest of all of that. A record is written whole
+  version, the packages its code imported (torch or not: what a reader's notebook installs,
+  :func:`imported_packages`), its outputs, and a SHA-256 digest of all of that. A record is written whole
   to a temporary file and renamed into place, and nothing is ever truncated or indexed
   in common, so parallel readers and writers cannot corrupt or delete one another's
   records. This store serves myst-nb's ``cache`` mode in place of jupyter-cache, whose
@@ -224,6 +225,7 @@ class Build:
         return {"format": RECORD_FORMAT, "docname": docname, "build": self.token, "code": code,
                 "python": sys.version, "requirements": file_digest(self.requirements), "threads": self.threads,
                 "untracked": outcome.used is None, "files": files, "folders": folders,
+                "imported": used.get("imported", []),
                 **record_outputs(outcome)}
 
 
@@ -265,10 +267,9 @@ def _execute(build: Build, runs: list, *, jobs: int, preload: list[str] | None, 
                 shutil.rmtree(run.cwd, ignore_errors=True)
 
 
-def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
-    build = _BUILD
-    if build is None:
-        return
+def _stale_runs(build: Build, env, docnames: list[str]) -> tuple[list, dict, dict, dict]:
+    """The notebook pages among ``docnames`` that must execute: their runs, and per page why,
+    its code hash and its myst-nb configuration (``env.ffnbook_notebooks`` is kept up to date)."""
     notebooks: set[str] = getattr(env, "ffnbook_notebooks", set())
     checker = Checker(build.requirements, build.threads)
     runs, reasons, codes, configs = [], {}, {}, {}
@@ -287,8 +288,17 @@ def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
             runs.append(_run(docname, notebook, nb_config, path, expected))
             reasons[docname] = reason
     env.ffnbook_notebooks = notebooks
+    return runs, reasons, codes, configs
+
+
+def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
+    build = _BUILD
+    if build is None:
+        return
+    runs, reasons, codes, configs = _stale_runs(build, env, docnames)
     if not runs:
         return
+    notebooks = env.ffnbook_notebooks
     jobs = app.config.ffnbook_execution_jobs or max(1, app.parallel)
     # A template pays for all its imports before the first kernel starts: that is worth it
     # only when more pages must execute than can run at once.
@@ -360,6 +370,17 @@ def _join_executor(app: Sphinx, *_) -> None:
         os.kill(pid, signal.SIGTERM)
     os.waitpid(pid, 0)
     os.close(pidfd)
+
+
+def imported_packages(app: Sphinx, docname: str) -> list[str] | None:
+    """The packages (top-level names) the page's code imported when it last executed, as its
+    record says; None where no record says (execution not in ``cache`` mode, no record, or a
+    kernel without the probe)."""
+    build = _BUILD
+    record = build.store.read(docname) if build is not None else None
+    if record is None or record.get("untracked"):
+        return None
+    return record.get("imported")
 
 
 # --- Sphinx events -------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Kernel processes of the build: a warm template that forks one fresh kernel per page,
-and the probe that records, inside each kernel, which project files the page used.
+and the probe that records, inside each kernel, which project files and packages the page used.
 
 This file runs as a script, never inside Sphinx (:mod:`bookext.kernels` starts it), and
 imports only the standard library at the top, so that a kernel holds nothing of the build.
@@ -26,6 +26,7 @@ caller starts an ordinary kernel). ``{"op": "quit"}`` stops the template.
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import select
@@ -40,6 +41,8 @@ from pathlib import Path
 
 #: The name under which a kernel's probe is reachable: ``sys.modules[PROBE_MODULE]``.
 PROBE_MODULE = "bookext_probe"
+#: The probe's name for the page's own cells as the importer of a package.
+PAGE = "<page>"
 #: Where the import system's own code runs from: it opens and lists files to find modules,
 #: which the probe learns from ``sys.modules`` instead.
 IMPORT_SYSTEM = ("<frozen importlib._bootstrap_external>", "<frozen zipimport>")
@@ -79,17 +82,98 @@ def _caller_file() -> str:
         return ""
 
 
+def _page_namespace() -> dict | None:
+    """The IPython shell's user namespace (the page's globals); None before the shell exists.
+    Read without calling IPython (whose ``get_ipython`` imports, which would come back here)."""
+    shell_class = getattr(sys.modules.get("IPython.core.interactiveshell"), "InteractiveShell", None)
+    shell = getattr(shell_class, "_instance", None)
+    return None if shell is None else shell.user_global_ns
+
+
+def _importer(page: dict | None) -> str | None:
+    """Who runs the import statement being executed: ``PAGE`` (a cell, or a function it
+    defined), the file of the code that does (when the page called it, at any depth), or
+    None (the kernel's own code, not working for the page)."""
+    if page is None:
+        return None
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+        frame = frame.f_back  # the import system importing a submodule (from x import y)
+    if frame is None:
+        return None
+    importer = PAGE if frame.f_globals is page else frame.f_code.co_filename
+    while frame is not None:
+        if frame.f_globals is page:
+            return importer
+        frame = frame.f_back
+    return None
+
+
 def install_probe() -> types.ModuleType:
-    """Record, from now on, every file opened and every folder listed, through an audit hook.
+    """Record, from now on, every file opened and every folder listed, through an audit hook,
+    and every package the page's code imports, through ``builtins.__import__``.
 
     The probe adds no name to the kernel's namespace: it is reachable only as
     ``sys.modules[PROBE_MODULE]``, whose ``report(roots, excluded)`` returns the JSON text
     of the files inside ``roots`` (and not inside ``excluded``) that the page imported,
-    read, wrote and listed.
+    read, wrote and listed, and of the packages (top-level names, outside the standard
+    library) that the page's cells imported, or project code they called.
+
+    Packages are seen at the import statement, not at loading: a kernel forked from the
+    template has torch loaded before the page starts, so ``sys.modules`` cannot tell
+    whether the page used it; ``import torch`` runs the statement either way.
     """
     read: set[str] = set()
     written: set[str] = set()
     listed: set[str] = set()
+    imported: dict[str, set[str]] = {}  # top-level package -> who imported it (PAGE or a file)
+
+    def report(roots: list[str], excluded: list[str]) -> str:
+        inside_roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots)
+        outside = tuple(os.path.join(os.path.realpath(e), "") for e in [*excluded, THIS_FOLDER])
+
+        # Import locations (sys.path entries) are opened and listed by the import machinery
+        # and by importlib.metadata; what a page imports is known from sys.modules instead.
+        import_locations = {os.path.realpath(p or ".") for p in sys.path}
+
+        def inside(paths) -> list[str]:
+            real = {os.path.realpath(p) for p in paths} - import_locations
+            return sorted(p for p in real if p.startswith(inside_roots) and not p.startswith(outside)
+                          and "__pycache__" not in p.split(os.sep))
+
+        modules = [m.__file__ for m in list(sys.modules.values())
+                   if isinstance(getattr(m, "__file__", None), str) and os.path.isabs(m.__file__)]
+        # Imported by the page's cells or by project code they called; not what a library
+        # imports for itself (torch loading its optional parts), nor the standard library.
+        packages = sorted(name for name, importers in imported.items()
+                          if name not in sys.stdlib_module_names and not name.startswith("_")
+                          and (PAGE in importers or inside(i for i in importers if os.path.isabs(i))))
+        return json.dumps({"modules": inside(modules), "read": inside(read),
+                           "written": inside(written), "listed": inside(listed), "imported": packages})
+
+    probe = types.ModuleType(PROBE_MODULE, "What this kernel's page imported, read and listed.")
+    probe.report = report
+    sys.modules[PROBE_MODULE] = probe
+    sys.addaudithook(_file_hook(read, written, listed))
+    builtins.__import__ = _recording_import(imported, builtins.__import__)
+    return probe
+
+
+def _recording_import(imported: dict[str, set[str]], plain_import):
+    """``builtins.__import__`` that notes, for each package the page imports, who imported it."""
+
+    def recording_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and name:
+            importer = _importer(_page_namespace())
+            if importer is not None:
+                imported.setdefault(name.partition(".")[0], set()).add(importer)
+        return plain_import(name, globals, locals, fromlist, level)
+
+    return recording_import
+
+
+def _file_hook(read: set[str], written: set[str], listed: set[str]):
+    """An audit hook that notes every file opened (for reading, writing) and folder listed."""
 
     def hook(event: str, args: tuple) -> None:
         if event not in ("open", "os.listdir", "os.scandir"):
@@ -115,29 +199,7 @@ def install_probe() -> types.ModuleType:
         else:
             listed.add(path)
 
-    def report(roots: list[str], excluded: list[str]) -> str:
-        inside_roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots)
-        outside = tuple(os.path.join(os.path.realpath(e), "") for e in [*excluded, THIS_FOLDER])
-
-        # Import locations (sys.path entries) are opened and listed by the import machinery
-        # and by importlib.metadata; what a page imports is known from sys.modules instead.
-        import_locations = {os.path.realpath(p or ".") for p in sys.path}
-
-        def inside(paths) -> list[str]:
-            real = {os.path.realpath(p) for p in paths} - import_locations
-            return sorted(p for p in real if p.startswith(inside_roots) and not p.startswith(outside)
-                          and "__pycache__" not in p.split(os.sep))
-
-        modules = [m.__file__ for m in list(sys.modules.values())
-                   if isinstance(getattr(m, "__file__", None), str) and os.path.isabs(m.__file__)]
-        return json.dumps({"modules": inside(modules), "read": inside(read),
-                           "written": inside(written), "listed": inside(listed)})
-
-    probe = types.ModuleType(PROBE_MODULE, "What this kernel's page imported, read and listed.")
-    probe.report = report
-    sys.modules[PROBE_MODULE] = probe
-    sys.addaudithook(hook)
-    return probe
+    return hook
 
 
 def _launcher_argv0() -> str:

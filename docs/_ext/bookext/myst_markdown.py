@@ -1,18 +1,25 @@
 """MyST text to plain Markdown that Jupyter, JupyterLab and Colab render as the site does.
 
 Used by :mod:`bookext.reader_notebooks` for the Markdown cells of a reader's
-notebook. The conversion works on the MyST source, block by block:
+notebook. The MyST source is read by the parser Sphinx reads it with: myst-parser's
+markdown-it (:func:`myst_parser.parsers.mdit.create_md_parser`, with the book's
+``myst_enable_extensions``), so what is a role, a directive, a target, a comment, math
+or code is decided by its tokens, as on the site. Each top-level block is then
+written back from the source lines it came from (the tokens' line map), so Markdown
+the converter does not touch stays exactly as written:
 
 * directive fences (```` ```{name} ```` and ``:::{name}``) become Markdown: an
   admonition a block quote with a bold title, a dropdown or a self-check a
   ``<details>`` element, a ``literalinclude`` a fenced code block;
   ``{glue:figure}`` becomes a code cell that draws the figure, then its caption;
-* roles (``{name}`text```) are resolved by a :class:`Resolver` (the Sphinx
+* roles (``myst_role`` tokens) are resolved by a :class:`Resolver` (the Sphinx
   build's, or a test's): glued values become the text the site shows,
   citations author-year text, glossary terms and cross-references links to
-  the published site;
-* ``(label)=`` targets and ``%`` comments are dropped; code fences, code spans
-  and math (``$...$``, ``$$...$$``) are left as they are.
+  the published site; markdown-it gives inline tokens no column, so each role is
+  found in its block's source after the one before it;
+* targets (``(label)=``), comments (``%``) and block breaks (``+++``) are dropped;
+  code blocks, code spans and math (``$...$``, ``$$...$$``, whose ``(label)`` goes)
+  are left as they are.
 
 A role or directive the converter does not know is reported through
 ``Resolver.warn`` (a Sphinx warning, so the build fails and names it) and
@@ -21,26 +28,26 @@ replaced by its plain text. Nothing here imports Sphinx.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from dataclasses import dataclass, field
 
 import yaml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from bookext import problem_text
 from bookext.quiz_order import option_order
 
-# A role, or a code span (left alone): whichever starts first.
-INLINE = re.compile(
-    r"\{(?P<role>[A-Za-z][\w:+.-]*)\}(?P<ticks>`+)(?P<content>.+?)(?P=ticks)(?!`)"
-    r"|(?P<code>(?P<cticks>`+).+?(?P=cticks))",
-    re.S,
-)
+#: Role content with an explicit title: ``shown <target>``.
 EXPLICIT = re.compile(r"(?s)(.*?)\s*<([^<>]+)>\s*$")
-FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>.*)$")
-TARGET = re.compile(r"^\s*\([^()\s]+\)=\s*$")
-HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
-DISPLAY_MATH_LABEL = re.compile(r"^(\s*\$\$)\s*\([^()]+\)\s*$")
+#: The MyST extensions the book enables (conf.py's ``myst_enable_extensions``).
+BOOK_EXTENSIONS = ("dollarmath", "amsmath", "colon_fence", "deflist")
+#: Top-level blocks dropped from a notebook: targets, ``%`` comments, ``+++`` breaks.
+DROPPED = {"myst_target", "myst_line_comment", "myst_block_break"}
+#: Blocks whose text no role is read in: code and display math.
+VERBATIM = {"fence", "code_block", "math_block", "math_block_label", "amsmath"}
 
 ADMONITION_TITLES = {
     "note": "Note", "tip": "Tip", "hint": "Hint", "important": "Important",
@@ -132,24 +139,121 @@ def _plain(markdown: str) -> str:
     return re.sub(r"\\([*_`|])", r"\1", text).replace("**", "")
 
 
+# --- reading MyST: myst-parser's markdown-it tokens ------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def myst_parser(extensions: tuple[str, ...] = BOOK_EXTENSIONS) -> MarkdownIt:
+    """The markdown-it parser myst-parser reads pages with, for these MyST extensions."""
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    return create_md_parser(MdParserConfig(enable_extensions=set(extensions)), RendererHTML)
+
+
+@dataclass
+class Block:
+    """A top-level block of MyST: its first token, its source lines and its inline tokens."""
+
+    token: Token
+    start: int
+    end: int
+    inline: list[Token]
+
+
+def blocks(text: str, parser: MarkdownIt | None = None) -> list[Block]:
+    """The top-level blocks of ``text`` in order, with the lines each came from."""
+    found: list[Block] = []
+    depth = 0
+    for token in (parser or myst_parser()).parse(text):
+        if depth == 0 and token.map is not None:
+            found.append(Block(token, token.map[0], token.map[1], []))
+        if token.type == "inline" and found:
+            found[-1].inline.append(token)
+        depth += token.nesting
+    return found
+
+
+def directive_of(token: Token) -> tuple[str, str] | None:
+    """``(name, argument)`` of a directive fence (```` ```{name} argument ````), else None."""
+    if token.type not in ("fence", "colon_fence") or not token.info.startswith("{"):
+        return None
+    name, close, argument = token.info[1:].partition("}")
+    return (name, argument.strip()) if close and name else None
+
+
+def directives(text: str, parser: MarkdownIt | None = None):
+    """Every directive in ``text``, nested ones too: ``(name, argument, body)``."""
+    for block in blocks(text, parser):
+        found = directive_of(block.token)
+        if found is not None:
+            yield *found, block.token.content
+            yield from directives(block.token.content, parser)
+
+
+def heading_count(text: str, parser: MarkdownIt | None = None) -> int:
+    """The ``#`` headings at the top level of ``text`` (not inside directives)."""
+    return sum(b.token.type == "heading_open" and b.token.markup.startswith("#") for b in blocks(text, parser))
+
+
+def _role_at(text: str, pos: int, token: Token) -> re.Match | None:
+    """Where the role ``token`` is written in ``text``, at or after ``pos``; the match's
+    ``content`` group is the role's content as written (markdown-it turns its line breaks
+    into spaces)."""
+    words = r"\s+".join(re.escape(w) for w in token.content.split())
+    edge = r"\s*" if token.content[:1].isspace() or token.content[-1:].isspace() else ""
+    written = re.compile(r"\{" + re.escape(token.meta["name"]) + r"\}(?P<ticks>`+)(?P<content>"
+                         + edge + words + edge + r")(?P=ticks)")
+    return written.search(text, pos)
+
+
+def _code_span_end(text: str, pos: int, token: Token) -> int:
+    """Where the code span ``token`` ends in ``text`` (it starts at or after ``pos``)."""
+    ticks = token.markup
+    match = re.compile(f"(?<!`){ticks}(?!`)").search
+    opened = match(text, pos)
+    closed = match(text, opened.end()) if opened else None
+    return closed.end() if closed else pos
+
+
 class Converter:
     """Converts the MyST Markdown of one page; ``headings`` numbers its headings as the site does."""
 
-    def __init__(self, resolver: Resolver, headings: list[str] | None = None):
+    def __init__(self, resolver: Resolver, headings: list[str] | None = None,
+                 extensions: tuple[str, ...] = BOOK_EXTENSIONS):
         self.resolver = resolver
         self.headings = list(headings or [])
         self.heading_count = 0
         self.problem_count = 0
+        self.parser = myst_parser(tuple(sorted(extensions)))
 
     # --- inline -------------------------------------------------------------------------------
 
     def inline(self, text: str) -> str:
-        return INLINE.sub(self._inline_match, text)
+        """Inline MyST (a title, a YAML string) with its roles resolved."""
+        tokens = self.parser.parseInline(text)
+        return self._roles(text, [c for t in tokens for c in (t.children or [])])
 
-    def _inline_match(self, match: re.Match) -> str:
-        if match.group("code") is not None:
-            return match.group(0)
-        return self.role(match.group("role"), match.group("content"))
+    def _roles(self, text: str, children: list[Token]) -> str:
+        """``text`` with each role among ``children`` (its inline tokens) resolved, the rest as written."""
+        out, pos = [], 0
+        for child in children:
+            if child.type == "code_inline":
+                end = _code_span_end(text, pos, child)
+                out.append(text[pos:end])
+                pos = end
+            elif child.type == "myst_role":
+                found = _role_at(text, pos, child)
+                if found is None:
+                    self.resolver.warn(f"reader notebook: cannot find the role {{{child.meta['name']}}} "
+                                       f"`{child.content}` in its text")
+                    continue
+                out.append(text[pos:found.start()])
+                out.append(self.role(child.meta["name"], found.group("content")))
+                pos = found.end()
+        out.append(text[pos:])
+        return "".join(out)
 
     def role(self, name: str, content: str) -> str:
         r = self.resolver
@@ -204,106 +308,61 @@ class Converter:
                 buffer.clear()
 
         lines = text.split("\n")
-        i = 0
-        while i < len(lines):
-            line = lines[i]
-            fence = FENCE.match(line)
-            if fence and (fence.group("fence")[0] != ":" or fence.group("info").lstrip().startswith("{")):
-                end = self._fence_end(lines, i, fence)
-                indent = fence.group("indent")
-                body = [ln[len(indent):] if ln.startswith(indent) else ln.lstrip()
-                        for ln in lines[i + 1:end]]
-                info = fence.group("info").strip()
-                directive = re.match(r"\{([^}]+)\}\s*(.*)$", info)
-                if directive is None:  # a plain code block: verbatim
-                    buffer.extend(lines[i:end + 1])
+        done = 0  # lines before this one are handled; blank lines between blocks stay
+        for block in blocks(text, self.parser):
+            buffer.extend(lines[done:block.start])
+            done = max(done, block.end)
+            for piece in self._block(block, lines[block.start:block.end]):
+                if isinstance(piece, str):
+                    buffer.extend(piece.split("\n"))
                 else:
-                    result = self.directive(directive.group(1), directive.group(2), body)
-                    for piece in result:
-                        if isinstance(piece, str):
-                            buffer.extend(_indent(piece, indent).split("\n"))
-                        else:
-                            flush()
-                            pieces.append(piece)
-                i = end + 1
-                continue
-            if TARGET.match(line) or line.startswith("%") or line.strip() == "+++":
-                i += 1
-                continue
-            if line.startswith("$$"):  # display math: verbatim up to its closing $$
-                end = i
-                if line.strip() == "$$" or not line.rstrip().endswith("$$") or line.strip() == "$$$$":
-                    end = next((j for j in range(i + 1, len(lines)) if lines[j].rstrip().endswith("$$")
-                                or DISPLAY_MATH_LABEL.match(lines[j])), len(lines) - 1)
-                block = lines[i:end + 1]
-                label = DISPLAY_MATH_LABEL.match(block[-1])
-                if label:  # "$$ (label)": MyST's equation label, nothing Jupyter knows
-                    block[-1] = label.group(1)
-                buffer.extend(block)
-                i = end + 1
-                continue
-            heading = HEADING.match(line)
-            if heading:
-                number = self.headings[self.heading_count] if self.heading_count < len(self.headings) else ""
-                self.heading_count += 1
-                line = f"{heading.group(1)} {number}{heading.group(2)}"
-            buffer.append(line)
-            i += 1
+                    flush()
+                    pieces.append(piece)
+        buffer.extend(lines[done:])
         flush()
-        # Roles inside the Markdown (never inside code blocks, which were kept verbatim).
-        return [self._inline_outside_code(p) if isinstance(p, str) else p for p in pieces]
+        return [re.sub(r"\n{3,}", "\n\n", p).strip("\n") if isinstance(p, str) else p for p in pieces]
 
-    def _inline_outside_code(self, text: str) -> str:
-        out, chunk, in_code, fence_char, fence_len = [], [], False, "", 0
-        for line in text.split("\n"):
-            m = FENCE.match(line)
-            if not in_code and m and m.group("fence")[0] != ":":
-                out.append(self.inline("\n".join(chunk)) if chunk else None)
-                chunk = []
-                in_code, fence_char, fence_len = True, m.group("fence")[0], len(m.group("fence"))
-                out.append(line)
-                continue
-            if in_code:
-                out.append(line)
-                if m and m.group("fence")[0] == fence_char and len(m.group("fence")) >= fence_len \
-                        and not m.group("info").strip():
-                    in_code = False
-                continue
-            chunk.append(line)
-        if chunk:
-            out.append(self.inline("\n".join(chunk)))
-        text = "\n".join(s for s in out if s is not None)
-        return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
-
-    @staticmethod
-    def _fence_end(lines: list[str], start: int, fence: re.Match) -> int:
-        char, length = fence.group("fence")[0], len(fence.group("fence"))
-        for j in range(start + 1, len(lines)):
-            m = FENCE.match(lines[j])
-            if m and m.group("fence")[0] == char and len(m.group("fence")) >= length \
-                    and not m.group("info").strip():
-                return j
-        return len(lines)
+    def _block(self, block: Block, lines: list[str]) -> list:
+        """One top-level block as pieces (Markdown text and code cells)."""
+        token = block.token
+        if token.type in DROPPED:
+            return []
+        directive = directive_of(token)
+        if directive is not None:
+            indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+            body = token.content.split("\n")
+            body = body[:-1] if body and body[-1] == "" else body
+            return [_indent(p, indent) if isinstance(p, str) else p
+                    for p in self.directive(*directive, body)]
+        if token.type == "math_block_label":  # "$$ (label)": MyST's equation label, nothing Jupyter knows
+            last = lines[-1]
+            lines = [*lines[:-1], last[: last.rindex("$$") + 2]]
+        if token.type in VERBATIM or token.type == "colon_fence":
+            return ["\n".join(lines)]
+        if token.type == "heading_open" and token.markup.startswith("#"):
+            number = self.headings[self.heading_count] if self.heading_count < len(self.headings) else ""
+            self.heading_count += 1
+            first = lines[0].lstrip()
+            rest = first[len(token.markup):].lstrip()
+            lines = [f"{token.markup} {number}{rest}", *lines[1:]]
+        children = [c for t in block.inline for c in (t.children or [])]
+        return [self._roles("\n".join(lines), children)]
 
     @staticmethod
     def _options(body: list[str]) -> tuple[dict, list[str]]:
-        options: dict = {}
+        """A directive's options and the rest of its body, read as myst-parser reads them: a
+        ``---`` YAML block, or ``:key: value`` lines (``is_option_line``, ``options_to_items``)."""
+        from myst_parser.parsers.directives import is_option_line
+        from myst_parser.parsers.options import options_to_items
+
         if body and body[0].strip() == "---":
             end = next((j for j in range(1, len(body)) if body[j].strip() == "---"), None)
             if end is not None:
                 options = yaml.safe_load("\n".join(body[1:end])) or {}
                 return options, body[end + 1:]
-        i = 0
-        while i < len(body):
-            m = re.match(r"^:([\w-]+):\s*(.*)$", body[i])
-            if not m:
-                break
-            value = m.group(2).strip()
-            if value[:1] in ('"', "'"):  # quoted, as MyST reads it: YAML
-                value = yaml.safe_load(value)
-            options[m.group(1)] = value if value != "" else True
-            i += 1
-        return options, body[i:]
+        count = next((i for i, line in enumerate(body) if not is_option_line(line)), len(body))
+        items, _ = options_to_items("\n".join(line.lstrip()[1:] for line in body[:count]))
+        return {key: value if value != "" else True for key, value in items}, body[count:]
 
     def _body(self, lines: list[str]) -> str:
         """Nested MyST converted to Markdown (must not ask for code cells)."""

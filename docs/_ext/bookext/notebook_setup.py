@@ -52,6 +52,11 @@ PACKAGE_FILES = ("ffnbook", "pyproject.toml")
 COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
+def reader_notebook_uri(pagename: str) -> str:
+    """Where the reader notebook of ``pagename`` is written, relative to the html root."""
+    return f"{NOTEBOOKS}/{pagename}.ipynb"
+
+
 # --- which commit ------------------------------------------------------------------------------
 
 

@@ -124,11 +124,10 @@ class ProblemDirective(SphinxDirective):
                 raise self.error(f"problem: '{name}' must be a text")
         return data
 
-    def run(self):
+    def _answer(self, key: str, data: dict) -> tuple[float, float, str]:
+        """The glued answer and tolerance of the problem, and the answer as the page shows it."""
         from ffnbook.problems import TOLERANCES
 
-        data = self._fields()
-        key = self.arguments[0]
         try:
             answer = glued_number(self.state.document, key)
             tolerance = glued_number(self.state.document, data["tolerance"])
@@ -138,9 +137,14 @@ class ProblemDirective(SphinxDirective):
             raise self.error(f"problem: the tolerance {data['tolerance']!r} is {tolerance!r}; "
                              f"it must be one of ffnbook.problems.TOLERANCES {TOLERANCES}")
         try:
-            shown = problem_text.answer_text(answer, data.get("format"))
+            return answer, tolerance, problem_text.answer_text(answer, data.get("format"))
         except ValueError as err:
             raise self.error(f"problem: format {data.get('format')!r}: {err}") from None
+
+    def run(self):
+        data = self._fields()
+        key = self.arguments[0]
+        answer, tolerance, shown = self._answer(key, data)
         unit = data.get("unit", "").strip()
 
         serial = self.env.new_serialno("ffn-problem")

@@ -30,7 +30,7 @@ ROOT = DOCS.parent
 #: How pages are rendered, not what their code computes.
 RENDERING = (DOCS / "_ext", DOCS / "_static", DOCS / "_templates", DOCS / "glossary.yml")
 STORE = ".execution"
-RECORD_FORMAT = 2  # 2: records carry a digest of their contents
+RECORD_FORMAT = 3  # 2: records carry a digest of their contents; 3: and the packages the page imported
 #: A file modified while the page that used it ran: never equal to a file's hash.
 MODIFIED_DURING_RUN = "modified while the page ran"
 
