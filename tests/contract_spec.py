@@ -756,6 +756,14 @@ CASES: dict[str, Case] = {
     "ffnbook.trained_ffn.answer_activations": Case(lambda: dict(model=_transformer(), prompts=_prompts(),
                                                                 n_contexts=2),
                                                    kinds={"model": Obj("TinyTransformer"), "where": Choice()}),
+    "ffnbook.neuron_explorer.class_means": Case(lambda: dict(model=_transformer(), prompts=_prompts()),
+                                                kinds={"model": Obj("TinyTransformer")}),
+    "ffnbook.neuron_explorer.silencing": Case(
+        lambda: dict(model=_transformer(), world=_world(), prompts=_prompts(), block=1),
+        kinds={"model": Obj("TinyTransformer"), "where": Choice()}),
+    "ffnbook.neuron_explorer.explorer_data": Case(
+        lambda: dict(model=_transformer(), world=_world(), prompts=_prompts(), n_contexts=2),
+        kinds={"model": Obj("TinyTransformer"), "sites": Names(), "n_top": Size()}),
     "ffnbook.trained_ffn.value_logits": Case(lambda: dict(model=_transformer(), block=1),
                                              kinds={"model": Obj("TinyTransformer")}),
     "ffnbook.trained_ffn.read_neurons": Case(lambda: dict(

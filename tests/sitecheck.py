@@ -194,20 +194,21 @@ def serve(site: Path):
     return running()
 
 
-def axe_in_page(page) -> list[str]:
-    """Run axe-core (WCAG 2.x A/AA and best practices) in a loaded Playwright page."""
+def axe_in_page(page, within: str | None = None) -> list[str]:
+    """Run axe-core (WCAG 2.x A/AA and best practices) in a loaded Playwright page
+    (only in the element ``within`` selects, if given)."""
     # Measure colours at rest, not halfway through the theme's colour transitions.
     page.add_style_tag(
         content="*,*::before,*::after{transition:none!important;animation:none!important}")
     # Evaluated, not added as a <script>: the pages' content security policy refuses inline
     # scripts, and a script tag Playwright adds is one.
     page.evaluate(AXE_JS.read_text())
-    result = page.evaluate("""async () => {
-        const r = await axe.run(document, {resultTypes: ['violations']});
+    result = page.evaluate("""async (within) => {
+        const r = await axe.run(within ? document.querySelector(within) : document, {resultTypes: ['violations']});
         return r.violations.map(v => `${v.id} (${v.impact}): ${v.help} -- ` +
             v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ') +
             (v.nodes.length > 3 ? ` (+${v.nodes.length - 3} more)` : ''));
-    }""")
+    }""", within)
     return list(result)
 
 

@@ -37,6 +37,8 @@ from ffnbook.models import get_model, load_models
 pytestmark = pytest.mark.build
 
 PAGES = {"width": "width", "parameters": "parameter-count", "compute": "compute", "moe": "mixture-of-experts"}
+#: Every kind's page, with the neuron explorer, whose data the page glues (tests/test_units_explorer_browser.py).
+ALL_PAGES = {**PAGES, "units": "trained-ffn"}
 SCRIPTS = Path("_static") / "explorables"
 BUDGET_BYTES = 8 * 1024  # script + data, gzipped, per page
 
@@ -356,7 +358,7 @@ def test_scripts_load_only_where_an_explorable_is_and_fit_the_budget(site):
                   if "/explorables/" in s["src"]]  # in document order: the core runs first
         kinds = sorted(box["data-kind"] for box in boxes)
         assert loaded == (["core", *kinds] if kinds else []), f"{page.name} loads {loaded}"
-        assert [b["data-kind"] for b in boxes] == ([k for k, n in PAGES.items() if n == page.stem]), page.name
+        assert [b["data-kind"] for b in boxes] == ([k for k, n in ALL_PAGES.items() if n == page.stem]), page.name
         if kinds:
             scripts = sum(gzipped((site / SCRIPTS / f"{name}.js").read_bytes()) for name in loaded)
             data = sum(gzipped(box.select_one("script.ffn-x-data").get_text().encode()) for box in boxes)

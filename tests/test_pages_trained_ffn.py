@@ -291,3 +291,72 @@ def test_figures_have_alt_text_computed_with_them(site):
     for key in ("tr_training_figure", "tr_ablation_figure", "tr_neuron_figure", "tr_influence_figure",
                 "tr_capacity_figure"):
         assert key in glue_data(site, PAGE)
+
+
+# --- the neuron explorer: its JSON file against ffnbook, unit by unit -------------------------------------
+
+
+def test_units_explorer_json_equals_ffnbook_unit_by_unit(site, rerun):
+    """The explorer's data, looked up by block and unit, equals the measurements of ffnbook.trained_ffn
+    made again here one unit at a time (the page computes them batched, in ffnbook.neuron_explorer)."""
+    import json
+
+    from sitecheck import soup_of
+
+    box = json.loads(soup_of(site, PAGE).select_one(".ffn-x-units script.ffn-x-data").get_text())
+    data = json.loads((site / box["src"]).read_text(encoding="utf-8"))
+    assert json.loads(glued(site, PAGE, "tr_units_data")) == data
+    model, world, probe = rerun["with"][0].model, rerun["worlds"][0], rerun["probes"][0]
+    asked = facts.Prompts(*(np.asarray(f)[::N_CONTEXTS] for f in probe))  # one prompt per fact
+    fact_rows = probe.facts[::N_CONTEXTS]
+    sites = ["subject", "query"]  # where the page reads each block
+    assert data["box"]["sites"] == sites and data["n_prompts"] == len(asked.tokens) == len(rerun["splits"][0].train)
+    classes = tf.position_classes(probe)
+    with torch.no_grad():
+        trace = model.trace(probe.tokens)
+        asked_trace = model.trace(asked.tokens)
+
+    def leads(logits):
+        objects = world.object_tokens()
+        scores = logits[:, objects].numpy().astype(np.float64)
+        right = np.searchsorted(objects, asked.answers)
+        own = scores[np.arange(len(scores)), right]
+        scores[np.arange(len(scores)), right] = -np.inf
+        return own - scores.max(axis=1)
+
+    intact = leads(asked_trace.logits[:, -1])
+    assert glued(site, PAGE, "tr_units_lead") == data["lead"] == pytest.approx(intact.mean(), abs=1e-3)
+    no_change, top_margin = 0, (-np.inf, None)
+    for b, where in enumerate(sites):
+        shown = data["blocks"][b]
+        acts = tf.answer_activations(model, probe, N_CONTEXTS, where=where)[b]
+        scores = tf.value_logits(model, b)
+        lost = {w: tf.unit_ablation_effect(model, world, asked, b, where=w) * len(asked.tokens) for w in ("all", where)}
+        np.testing.assert_array_equal(shown["lost"], np.round(np.column_stack([lost["all"], lost[where]])))
+        no_change += int(np.sum((np.round(lost["all"]) == 0) & (np.round(lost[where]) == 0)))
+        best_unit = int(np.argmax(np.asarray(shown["margin"]).max(axis=1)))  # checked below, as the prose cites it
+        for unit in (0, 63, 127, data["box"]["initial"][1], best_unit):
+            hidden = trace.ffn_hidden[b][..., unit].numpy()
+            means = [hidden[classes == c].mean() for c in range(len(tf.POSITION_CLASSES))]
+            assert shown["act"][unit] == pytest.approx(means, abs=6e-4)
+            order = np.argsort(-acts[:, unit], kind="stable")[:5]
+            assert shown["facts"][unit] == order.tolist()
+            assert shown["fact_act"][unit] == pytest.approx(acts[order, unit], abs=6e-4)
+            assert data["facts"][order[0]][:2] == [world.subject_token(fact_rows[order[0]][0]),
+                                                   world.relation_token(fact_rows[order[0]][1])]
+            best = np.argsort(-scores[unit], kind="stable")[:5]
+            assert shown["tokens"][unit] == best.tolist()
+            assert shown["logit"][unit] == pytest.approx(scores[unit, best], abs=6e-4)
+            for i, w in enumerate(("all", where)):
+                mask = tf._site_mask(asked, w).unsqueeze(-1)
+                with torch.no_grad():
+                    part = asked_trace.ffn_hidden[b][..., unit:unit + 1] * model.blocks[b].ffn.down.weight[:, unit]
+                    out = asked_trace.ffn_outputs[b] - torch.where(mask, part, 0.0)
+                    after = leads(model.trace(asked.tokens, ffn_ablation={b: out}).logits[:, -1])
+                assert shown["margin"][unit][i] == pytest.approx(np.mean(intact - after), abs=1e-3)
+        top_margin = max(top_margin, (max(shown["margin"][best_unit]), (b, best_unit)))
+    assert glued(site, PAGE, "tr_units_seed") == SEEDS[0]
+    assert glued(site, PAGE, "tr_units_n_prompts") == len(asked.tokens)
+    assert glued(site, PAGE, "tr_units_n_units") == 2 * MODEL["d_ff"]
+    assert glued(site, PAGE, "tr_units_no_change") == no_change >= 0.9 * 2 * MODEL["d_ff"]
+    assert glued(site, PAGE, "tr_units_max_margin") == top_margin[0] < data["lead"] / 10
