@@ -33,7 +33,7 @@ from .tiny_transformer import TinyTransformer, check_prompts, check_transformer,
 from .trained_ffn import (ABLATION_SITES, NEURON_KINDS, POSITION_CLASSES, _block, _site_mask, answer_activations,
                           position_classes, read_neurons, value_logits)
 
-#: Where a unit's strongest facts can be read: a kind of position every prompt has once.
+#: Where a unit's strongest facts can be read, a kind of position every prompt has once.
 READ_SITES = ("query", "subject", "relation")
 
 #: Decimal places kept for activations and logit contributions (the explorer shows two).
@@ -61,7 +61,7 @@ def class_means(model: TinyTransformer, prompts: Prompts) -> list[np.ndarray]:
 class Silencing(NamedTuple):
     """What silencing each hidden unit of one block alone does to the answers (arrays indexed by unit)."""
 
-    answers_lost: np.ndarray  #: how many prompts lose their right answer (negative: gain it), ``(d_ff,)`` int
+    answers_lost: np.ndarray  #: how many prompts lose their right answer (negative when they gain it), ``(d_ff,)`` int
     margin_lost: np.ndarray  #: mean drop of the right object's logit lead over the best other object, ``(d_ff,)``
     n_prompts: int  #: how many prompts were asked
 

@@ -104,7 +104,7 @@
         `Block ${b}, unit ${u} reads as ${kind}. It is most active at ${CLASS[data.classes[most]]} positions ` +
         `(mean ${two(act[most])}); read at ${SITE[site]}, the fact driving it most is ${names[s0]} ${names[r0]} \u2192 ${names[o0]}. ` +
         `Its value raises ${promoted.slice(0, 3).map((p) => p[0] + " by " + p[2]).join(", ")}. Silenced at every position, ` +
-        `it costs ${count(lost[0])} of ${data.n_prompts} and ${two(margin[0])} of the right answer's mean lead of ${two(data.lead)}.`);
+        `it costs ${lost[0]} of the ${data.n_prompts} answers, and the right answer's mean lead of ${two(data.lead)} drops by ${two(margin[0])}.`);
     };
     ui.changed = ((changed) => (c) => { load(); changed(c); })(ui.changed);
   });
