@@ -20,9 +20,9 @@ to one score (logit) per token of the vocabulary.
 
 :func:`train_on_facts` trains it to answer the prompts of
 :mod:`ffnbook.facts`, with a cross-entropy loss on the answer position only.
-Training is deterministic: seeded, with ``torch.use_deterministic_algorithms``
-and a fixed number of threads, so the same call gives bit-identical weights
-on the same machine.
+Training is deterministic: seeded, with deterministic algorithms demanded
+(``torch.set_deterministic_debug_mode("error")``) and a fixed number of
+threads, so the same call gives bit-identical weights on the same machine.
 
 This module imports torch.
 """
@@ -352,16 +352,16 @@ def deterministic_torch(seed: int, threads: int = 1):
 @contextlib.contextmanager
 def _deterministic_torch(seed: int, threads: int):
     old_threads = torch.get_num_threads()
-    old_deterministic = torch.are_deterministic_algorithms_enabled()
+    old_deterministic = torch.get_deterministic_debug_mode()
     old_state = torch.random.get_rng_state()
     torch.set_num_threads(threads)
-    torch.use_deterministic_algorithms(True)
+    torch.set_deterministic_debug_mode("error")
     torch.manual_seed(seed)
     try:
         yield
     finally:
         torch.set_num_threads(old_threads)
-        torch.use_deterministic_algorithms(old_deterministic)
+        torch.set_deterministic_debug_mode(old_deterministic)
         torch.random.set_rng_state(old_state)
 
 
@@ -373,7 +373,7 @@ def use_deterministic_torch(threads: int = 1) -> None:
     model's many small operations also cost the least CPU time.
     """
     torch.set_num_threads(require_positive_int(threads, "threads", maximum=MAX_THREADS))
-    torch.use_deterministic_algorithms(True)
+    torch.set_deterministic_debug_mode("error")  # as use_deterministic_algorithms(True), without importing Inductor
 
 
 def numpy_block_max_diff(model: "TinyTransformer", index: int, x) -> dict[str, float]:
@@ -624,50 +624,31 @@ def _replica_model(replica: Replica, model_config: ModelConfig) -> "TinyTransfor
     return model
 
 
-def _padded_state(model: "TinyTransformer", d_ff: int) -> dict[str, torch.Tensor]:
-    """The model's weights with every FFN widened to ``d_ff`` units by units whose weights are zero.
+def _resized(state: dict[str, torch.Tensor], d_ff: int) -> dict[str, torch.Tensor]:
+    """A model's weights with every FFN cut or widened to ``d_ff`` units; the units added have zero weights.
 
-    A zero unit stays zero in training: its ReLU input is exactly 0, where
-    ReLU's gradient is 0, and its output weights see a zero activation.
+    Only zero units are ever cut (a model without FFN keeps one of its
+    silenced units) or added (its units back at full width). A zero unit
+    stays zero in training: its ReLU input is exactly 0, where ReLU's
+    gradient is 0, and its output weights see a zero activation.
     """
-    state = {}
-    for name, p in model.state_dict().items():
-        p = p.detach().clone()
-        if ".ffn.up." in name and p.shape[0] < d_ff:
-            p = torch.cat([p, p.new_zeros((d_ff - p.shape[0],) + tuple(p.shape[1:]))])
-        elif name.endswith(".ffn.down.weight") and p.shape[1] < d_ff:
-            p = torch.cat([p, p.new_zeros((p.shape[0], d_ff - p.shape[1]))], dim=1)
-        state[name] = p
-    return state
-
-
-def _trainable_mask(name: str, shape, replica: Replica) -> torch.Tensor | None:
-    """Where a padded replica's parameter may change (1) or must stay zero (0); None: everywhere."""
-    if ".ffn." not in name or replica.d_ff is None:
-        return None
-    mask = torch.zeros(shape)
-    if replica.d_ff > 0:  # only the replica's own units; a d_ff of 0 trains no FFN weight at all
-        if ".ffn.up." in name:
-            mask[: replica.d_ff] = 1
-        elif name.endswith(".ffn.down.weight"):
-            mask[:, : replica.d_ff] = 1
-        else:  # the output bias b2
-            mask[:] = 1
-    return mask
-
-
-def _unpadded(state: dict[str, torch.Tensor], replica: Replica, model_config: ModelConfig) -> "TinyTransformer":
-    """A replica's model at its own width, from its slice of the padded weights."""
-    width = model_config.d_ff if replica.d_ff in (None, 0) else replica.d_ff
-    own = {}
+    resized = {}
     for name, p in state.items():
+        p = p.detach().clone()
         if ".ffn.up." in name:
-            p = p[:width]
+            p = p[:d_ff] if p.shape[0] >= d_ff else torch.cat([p, p.new_zeros((d_ff - p.shape[0],) + p.shape[1:])])
         elif name.endswith(".ffn.down.weight"):
-            p = p[:, :width]
-        own[name] = p.detach().clone()
+            p = p[:, :d_ff] if p.shape[1] >= d_ff else torch.cat([p, p.new_zeros((p.shape[0], d_ff - p.shape[1]))],
+                                                                 dim=1)
+        resized[name] = p
+    return resized
+
+
+def _own_model(state: dict[str, torch.Tensor], replica: Replica, model_config: ModelConfig) -> "TinyTransformer":
+    """A replica's model at its own width (the full width for a model without FFN), from its trained weights."""
+    width = model_config.d_ff if replica.d_ff in (None, 0) else replica.d_ff
     model = TinyTransformer(replace(model_config, d_ff=width))
-    model.load_state_dict(own)
+    model.load_state_dict(_resized(state, width))
     return model.eval()
 
 
@@ -679,14 +660,15 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
     initial weights, same batches, same evaluation prompts), and a replica
     with ``d_ff = 0`` what it trains with ``without_ffn=True``. All replicas
     share ``model_config`` (their worlds must have its vocabulary size) and
-    every setting of ``train_config`` but the seed. A replica narrower than
-    ``model_config.d_ff`` is padded with zero units, which stay zero.
+    every setting of ``train_config`` but the seed.
 
-    The replicas' weights are stacked along a leading axis
-    (``torch.func.stack_module_state``) and one step runs the
-    :class:`TinyTransformer`'s own forward (hence :meth:`Block.forward`) on
-    every replica at once with ``torch.vmap``; AdamW then updates all
-    the stacked weights together, element by element as it would one model's.
+    The weights of the replicas of one FFN width are stacked along a leading
+    axis and each step runs the :class:`TinyTransformer`'s own forward (hence
+    :meth:`Block.forward`) on all of them at once with ``torch.vmap``, one
+    width after another; AdamW then updates all the stacked weights together,
+    element by element as it would one model's. A replica without FFN runs
+    with a single FFN unit whose weights are zero and never trained, so the
+    control costs almost nothing for an FFN it does not have.
     The results agree with one-by-one training up to the rounding of the
     batched matrix products (tested), not bit for bit.
 
@@ -694,7 +676,7 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
     the unstacking of every replica's result read best as one sequence,
     mirroring :func:`train_on_facts` step for step.
     """
-    from torch.func import functional_call, stack_module_state
+    from torch.func import functional_call
 
     require_instance(model_config, "model_config", ModelConfig)
     require_instance(train_config, "train_config", TrainConfig)
@@ -723,44 +705,50 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
                for r, c in zip(replicas, configs)]
     starts = [_replica_model(r, model_config) for r in replicas]
     initial = [_copy_model(m) for m in starts]
+    groups: dict[int, list[int]] = {}  # FFN width (0: none) -> the replicas of that width, in order
+    for i, r in enumerate(replicas):
+        groups.setdefault(model_config.d_ff if r.d_ff is None else r.d_ff, []).append(i)
 
-    old_threads, old_deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    def logits_at_query(template, weights, tokens):
+        return functional_call(template, weights, (tokens,), {"query_only": True, "check": False})
+
+    old_threads, old_deterministic = torch.get_num_threads(), torch.get_deterministic_debug_mode()
     torch.set_num_threads(train_config.threads)
-    torch.use_deterministic_algorithms(True)
+    torch.set_deterministic_debug_mode("error")
     try:
-        template = TinyTransformer(model_config).to("meta")
-        padded = [_padded_state(m, model_config.d_ff) for m in starts]
-        params = {name: torch.stack([p[name] for p in padded]).requires_grad_() for name in padded[0]}
-        masks = {}
-        for name, p in params.items():
-            rows = [_trainable_mask(name, p.shape[1:], r) for r in replicas]
-            if any(m is not None for m in rows):
-                masks[name] = torch.stack([torch.ones(p.shape[1:]) if m is None else m for m in rows])
-        optimiser = torch.optim.AdamW(list(params.values()), lr=train_config.learning_rate,
-                                      weight_decay=train_config.weight_decay)
-
-        def logits_at_query(weights, tokens):
-            return functional_call(template, weights, (tokens,), {"query_only": True, "check": False})
-
-        batched = torch.vmap(logits_at_query)
+        stacked, runs, place = [], [], {}
+        for g, (d_ff, members) in enumerate(groups.items()):
+            width = max(d_ff, 1)  # a model without FFN keeps one silenced unit: the forward needs a width
+            states = [_resized(starts[i].state_dict(), width) for i in members]
+            stacked.append({name: torch.stack([s[name] for s in states]).requires_grad_(d_ff > 0 or ".ffn." not in name)
+                            for name in states[0]})
+            template = TinyTransformer(replace(model_config, d_ff=width)).to("meta")
+            runs.append(torch.vmap(lambda weights, tokens, template=template: logits_at_query(template, weights, tokens)))
+            place.update({i: (g, j) for j, i in enumerate(members)})
+        optimiser = torch.optim.AdamW([p for params in stacked for p in params.values() if p.requires_grad],
+                                      lr=train_config.learning_rate, weight_decay=train_config.weight_decay)
 
         def replica_model(i):
-            return _unpadded({name: p[i] for name, p in params.items()}, replicas[i], model_config)
+            g, j = place[i]
+            return _own_model({name: p[j] for name, p in stacked[g].items()}, replicas[i], model_config)
 
         for i, s in enumerate(streams):
             s.record(0, initial[i])
         for step in range(1, train_config.steps + 1):
             batches = [s.batch() for s in streams]
-            tokens = torch.from_numpy(np.stack([b.tokens for b in batches]))
-            answers = torch.from_numpy(np.stack([b.answers for b in batches]))
-            logits = batched(params, tokens)  # (replicas, batch, vocab)
-            losses = nn.functional.cross_entropy(logits.transpose(1, 2), answers, reduction="none").mean(dim=1)
+            total, step_losses = 0.0, [0.0] * len(replicas)
+            for members, params, run in zip(groups.values(), stacked, runs):
+                tokens = torch.from_numpy(np.stack([batches[i].tokens for i in members]))
+                answers = torch.from_numpy(np.stack([batches[i].answers for i in members]))
+                logits = run(params, tokens)  # (replicas of this width, batch, vocab)
+                losses = nn.functional.cross_entropy(logits.transpose(1, 2), answers, reduction="none").mean(dim=1)
+                total = total + losses.sum()  # each replica's gradient is that of its own mean loss
+                for i, value in zip(members, losses.detach().tolist()):
+                    step_losses[i] = value
             optimiser.zero_grad()
-            losses.sum().backward()  # each replica's gradient is that of its own mean loss
-            for name, mask in masks.items():
-                params[name].grad.mul_(mask)
+            total.backward()
             optimiser.step()
-            for s, value in zip(streams, losses.detach().tolist()):
+            for s, value in zip(streams, step_losses):
                 s.losses.append(value)
             if streams[0].due(step):
                 for i, s in enumerate(streams):
@@ -768,7 +756,7 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
         models = [replica_model(i) for i in range(len(replicas))]
     finally:
         torch.set_num_threads(old_threads)
-        torch.use_deterministic_algorithms(old_deterministic)
+        torch.set_deterministic_debug_mode(old_deterministic)
     return [TrainResult(m, init, s.history, replace(model_config, d_ff=m.config.d_ff), c)
             for m, init, s, c in zip(models, initial, streams, configs)]
 
