@@ -203,6 +203,11 @@ def make_prompts(world: FactWorld, facts, seq_len: int, rng: np.random.Generator
         raise ValueError(f"seq_len must be at least 3 (subject, relation, →), got {seq_len}")
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return _draw_prompts(world, facts, seq_len, rng)
+
+
+def _draw_prompts(world: FactWorld, facts: np.ndarray, seq_len: int, rng: np.random.Generator) -> Prompts:
+    """:func:`make_prompts` on arguments already checked (a training step draws a batch this way)."""
     n = facts.shape[0]
     slots = seq_len - 1
     tokens = world.filler_token(rng.integers(0, world.n_filler, size=(n, seq_len))).astype(np.int64)

@@ -42,7 +42,7 @@ from ._checks import (as_float_array, describe, require_bool, require_index, req
                       require_positive_int, require_seed, require_sequence, require_tensor_size)
 from .attention import AttentionParams, check_attention_params
 from .block import LN_EPS, transformer_block
-from .facts import FactWorld, Prompts, check_facts, check_world, make_prompts, repeat_facts
+from .facts import FactWorld, Prompts, _draw_prompts, check_facts, check_world, make_prompts, repeat_facts
 from .feedforward import FFNParams, ffn_params_of
 from .torch_ffn import PositionwiseFFN, linear_weights, load_linear, torch_dtype
 
@@ -81,10 +81,15 @@ class CausalSelfAttention(nn.Module):
         self.causal = require_bool(causal, "causal")
         self.q, self.k, self.v, self.o = (nn.Linear(d_model, d_model, bias=False) for _ in range(4))
 
-    def forward(self, x: torch.Tensor, *, return_weights: bool = False):
-        """Attention output, shape of ``x``; with ``return_weights``, also the weights ``(..., H, T, T)``."""
+    def forward(self, x: torch.Tensor, *, return_weights: bool = False, last_only: bool = False):
+        """Attention output, shape of ``x``; with ``return_weights``, also the weights ``(..., H, T, T)``.
+
+        ``last_only=True`` computes the output of the last position only,
+        ``(..., 1, d_model)`` (weights ``(..., H, 1, T)``): its query against
+        every position's key and value.
+        """
         _check_float_tensor(x, "x", self.d_model)
-        return_weights = require_bool(return_weights, "return_weights")
+        return_weights, last_only = require_bool(return_weights, "return_weights"), require_bool(last_only, "last_only")
         if x.dim() < 2:
             raise ValueError(f"x must have shape (..., seq_len, {self.d_model}), got {tuple(x.shape)}")
         T, d_head = x.shape[-2], self.d_model // self.n_heads
@@ -92,13 +97,15 @@ class CausalSelfAttention(nn.Module):
         def split(t):  # (..., T, D) -> (..., H, T, d_head)
             return t.reshape(*t.shape[:-1], self.n_heads, d_head).transpose(-2, -3)
 
-        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        queries = x[..., -1:, :] if last_only else x
+        q, k, v = split(self.q(queries)), split(self.k(x)), split(self.v(x))
         scores = q @ k.transpose(-1, -2) / math.sqrt(d_head)
-        if self.causal:
-            future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+        if self.causal:  # the query at position T - n + i sees the keys up to there
+            n = queries.shape[-2]
+            future = torch.ones(n, T, dtype=torch.bool, device=x.device).triu(1 + T - n)
             scores = scores.masked_fill(future, float("-inf"))
         weights = torch.softmax(scores, dim=-1)
-        merged = (weights @ v).transpose(-2, -3).reshape(x.shape)
+        merged = (weights @ v).transpose(-2, -3).reshape(queries.shape)
         out = self.o(merged)
         return (out, weights) if return_weights else out
 
@@ -123,10 +130,11 @@ class Block(nn.Module):
         self.attention = CausalSelfAttention(d_model, n_heads, causal=causal)
         self.ffn = PositionwiseFFN(d_model, d_ff, activation="relu")
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """The block's output for ``x`` of shape ``(..., T, d_model)``."""
+    def forward(self, x: torch.Tensor, *, last_only: bool = False) -> torch.Tensor:
+        """The block's output for ``x`` of shape ``(..., T, d_model)``; ``last_only``: at the last position only."""
         _check_float_tensor(x, "x", self.attention.d_model)
-        h = x + self.attention(layer_norm(x))
+        residual = x[..., -1:, :] if last_only else x
+        h = residual + self.attention(layer_norm(x), last_only=last_only)
         return h + self.ffn(layer_norm(h))
 
     @classmethod
@@ -237,7 +245,7 @@ class TinyTransformer(nn.Module):
 
         Each block runs :meth:`Block.forward`. ``query_only=True`` returns
         only the last position's logits, ``(n, vocab_size)``: all that
-        training scores. ``check=False`` skips the checks of ``tokens``
+        training scores; the last block then computes that position alone. ``check=False`` skips the checks of ``tokens``
         (their values cannot be inspected under ``torch.vmap``, which
         :func:`train_replicas` uses after checking them).
         """
@@ -245,8 +253,8 @@ class TinyTransformer(nn.Module):
             require_bool(query_only, "query_only")
             tokens = self._check_tokens(tokens)
         x = self.embed(tokens) + self.position(torch.arange(tokens.shape[-1]))
-        for block in self.blocks:
-            x = block(x)
+        for i, block in enumerate(self.blocks):  # the last block need only compute what is scored
+            x = block(x, last_only=query_only and i == len(self.blocks) - 1)
         if query_only:
             x = x[..., -1, :]
         return self.unembed(layer_norm(x))
@@ -510,7 +518,7 @@ class _FactStream:
 
     def batch(self) -> Prompts:
         pick = self.rng.integers(0, len(self.train_facts), size=self.config.batch_size)
-        return make_prompts(self.world, self.train_facts[pick], self.seq_len, self.rng)
+        return _draw_prompts(self.world, self.train_facts[pick], self.seq_len, self.rng)  # facts checked once
 
     def due(self, step: int) -> bool:
         return step % self.config.eval_every == 0 or step == self.config.steps
@@ -586,7 +594,7 @@ def train_on_facts(world: FactWorld, train_facts, model_config: ModelConfig,
         initial = _copy_model(model)
         trainable = [p for p in model.parameters() if p.requires_grad]
         optimiser = torch.optim.AdamW(trainable, lr=train_config.learning_rate,
-                                      weight_decay=train_config.weight_decay)
+                                      weight_decay=train_config.weight_decay, fused=True)  # one kernel per step
         stream.record(0, model)
         model.train()
         for step in range(1, train_config.steps + 1):
@@ -726,7 +734,8 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
             runs.append(torch.vmap(lambda weights, tokens, template=template: logits_at_query(template, weights, tokens)))
             place.update({i: (g, j) for j, i in enumerate(members)})
         optimiser = torch.optim.AdamW([p for params in stacked for p in params.values() if p.requires_grad],
-                                      lr=train_config.learning_rate, weight_decay=train_config.weight_decay)
+                                      lr=train_config.learning_rate, weight_decay=train_config.weight_decay,
+                                      fused=True)
 
         def replica_model(i):
             g, j = place[i]

@@ -220,7 +220,21 @@ def test_forward_runs_the_blocks_and_agrees_with_the_trace(world):
         last = model(tokens, query_only=True)
     assert torch.equal(logits, by_hand)
     assert torch.allclose(logits, traced, atol=1e-6)
-    assert torch.equal(last, logits[:, -1, :])
+    assert torch.allclose(last, logits[:, -1, :], rtol=0, atol=1e-5)  # the last block computed → alone
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_a_block_computing_the_last_position_only_equals_the_full_block_there(causal):
+    attn = ffnbook.init_attention_params(D_MODEL, seed=7)
+    ffn_params = ffnbook.init_ffn_params(D_MODEL, D_FF, seed=8)
+    block = tt.Block.from_numpy(attn, ffn_params, n_heads=N_HEADS, causal=causal)
+    x = torch.from_numpy(ffnbook.random_tokens((3, 6, D_MODEL), seed=9))  # float64
+    with torch.no_grad():
+        full, last = block(x), block(x, last_only=True)
+        _, weights = block.attention(tt.layer_norm(x), return_weights=True, last_only=True)
+    assert last.shape == (3, 1, D_MODEL) and weights.shape == (3, N_HEADS, 1, 6)
+    assert torch.max(torch.abs(last - full[:, -1:])) < 1e-12
+    assert torch.all(weights > 0)  # the last position sees every position, mask or not
 
 
 def test_a_knock_replaces_only_where_its_mask_is_true(world):
