@@ -50,9 +50,8 @@ def shown_length(text: str) -> int:
     return len(" ".join(text.split()))
 
 
-#: Pages whose self-checks another branch is rewriting (trained-ffn: issue 20, branch
-#: trained); checked again as soon as that work lands.
-SELF_CHECKS_BEING_REWRITTEN = {"trained-ffn.md"}
+#: Pages whose self-checks another branch is rewriting; checked again as soon as that work lands.
+SELF_CHECKS_BEING_REWRITTEN: set[str] = set()
 
 
 def self_checks():
