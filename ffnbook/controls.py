@@ -255,4 +255,4 @@ def recall_table(entries: Sequence[tuple[str, object]]) -> "MarkdownTable":
                                    f"p = {value.p_value:.2f} against chance"})
         else:
             rows.append({"label": label, "value": _percent(float(value)), "spread": "exact"})
-    return MarkdownTable(rows, [("", "label", "s"), ("recall", "value", "s"), ("spread", "spread", "s")])
+    return MarkdownTable(rows, [("predictor", "label", "s"), ("recall", "value", "s"), ("spread", "spread", "s")])

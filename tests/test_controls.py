@@ -116,6 +116,7 @@ def test_spread_and_the_recall_table():
     assert s == controls.Spread(mean=pytest.approx(0.5833333333333334), low=0.25, high=1.0, n=3)
     text = controls.recall_table([("chance", 0.125), ("model", s),
                                   ("held out", controls.binomial_summary(2, 40, 0.125))])._repr_markdown_()
+    assert text.startswith("| predictor | recall | spread |")  # every header cell named (axe: empty-table-header)
     assert "| chance | 12.5% | exact |" in text
     assert "| model | 58.3% | 25.0% to 100.0% over 3 seeds |" in text
     p_value = stats.binomtest(2, 40, 0.125, alternative="greater").pvalue
