@@ -160,9 +160,9 @@ replicas = [tt.Replica(w, sp.train, s, sp.held_out) for s, (w, sp) in enumerate(
 replicas += [r._replace(d_ff=0) for r in replicas]
 model = tt.ModelConfig(vocab_size=worlds[0].vocab_size, seq_len=8, d_model=32, n_heads=4, d_ff=128, n_blocks=2)
 train = tt.TrainConfig(steps=steps, batch_size=64, learning_rate=5e-3, eval_every=steps)
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 tt.train_replicas(replicas, model, train)
-seconds = time.perf_counter() - start
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 flops = tt.training_flops(model, train, len(replicas))
 
 
@@ -175,8 +175,8 @@ def multiply_adds(ffn):  # one prompt's matrix products in the forward pass; the
 
 with_ffn = sum(r.d_ff is None for r in replicas)
 needed = 6 * steps * train.batch_size * (with_ffn * multiply_adds(True) + (len(replicas) - with_ffn) * multiply_adds(False))
-print(json.dumps({"peak": peak, "seconds": seconds, "flops": flops, "needed": needed, "replicas": len(replicas),
-                  "steps": steps}))
+print(json.dumps({"peak": peak, "seconds": seconds, "cpu": cpu, "flops": flops, "needed": needed,
+                  "replicas": len(replicas), "steps": steps}))
 """
 
 
@@ -199,6 +199,8 @@ def print_training(result: dict) -> None:
           f"{result['flops'] / result['peak']:.2f} s)")
     print(f"  measured (one run, evaluation included) {result['seconds']:6.2f} s   "
           f"= {result['needed'] / result['seconds'] / 1e9:.1f} GFLOP/s, {bound / result['seconds']:.0%} of peak")
+    print(f"  of which this process's CPU time         {result['cpu']:6.2f} s   (the wall time less waiting on a busy "
+          f"machine)")
 
 
 def main() -> None:
