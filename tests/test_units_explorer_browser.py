@@ -71,8 +71,10 @@ def shown(page) -> dict:
     return page.evaluate("""(box) => {
         const root = document.querySelector(box);
         const values = {};
-        root.querySelectorAll('.ffn-x-results output[data-key]').forEach(o => { values[o.dataset.key] = o.dataset.value; });
-        const facts = [...root.querySelectorAll('.ffn-x-facts tbody tr')].map(tr => [...tr.cells].map(c => c.textContent));
+        root.querySelectorAll('.ffn-x-results output[data-key]')
+            .forEach(o => { values[o.dataset.key] = o.dataset.value; });
+        const facts = [...root.querySelectorAll('.ffn-x-facts tbody tr')]
+            .map(tr => [...tr.cells].map(c => c.textContent));
         const labels = [...root.querySelectorAll('svg text')].map(t => t.textContent);
         return {values, facts, labels, block: +root.querySelector('[data-key=block]').value,
                 unit: +root.querySelector('[data-key=unit]').value};

@@ -174,7 +174,8 @@ def multiply_adds(ffn):  # one prompt's matrix products in the forward pass; the
 
 
 with_ffn = sum(r.d_ff is None for r in replicas)
-needed = 6 * steps * train.batch_size * (with_ffn * multiply_adds(True) + (len(replicas) - with_ffn) * multiply_adds(False))
+per_step = with_ffn * multiply_adds(True) + (len(replicas) - with_ffn) * multiply_adds(False)
+needed = 6 * steps * train.batch_size * per_step
 print(json.dumps({"peak": peak, "seconds": seconds, "cpu": cpu, "flops": flops, "needed": needed,
                   "replicas": len(replicas), "steps": steps}))
 """
