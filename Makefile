@@ -61,6 +61,8 @@ html: $(SETUP)
 # The inner loop: everything but the tests marked `build` (those that build the book or
 # read the built book), i.e. unit tests, doctests and the extension's sphinx.testing tests.
 check: $(SETUP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m pytest -m "not build" --hypothesis-profile=check
 
 # axe-core (tests/node, one package) is needed by the accessibility tests; without npm they skip.

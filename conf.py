@@ -38,8 +38,15 @@ nb_execution_mode = "cache"
 ffnbook_execution_jobs = 0
 # Each page's kernel is forked from a process that has already imported these
 # (never project code); an empty list starts every kernel from scratch.
-ffnbook_kernel_preload = ["numpy", "scipy.special", "matplotlib.figure", "matplotlib.backends.backend_agg",
-                          "matplotlib.backends.backend_svg", "torch", "myst_nb"]
+ffnbook_kernel_preload = [
+    "numpy",
+    "scipy.special",
+    "matplotlib.figure",
+    "matplotlib.backends.backend_agg",
+    "matplotlib.backends.backend_svg",
+    "torch",
+    "myst_nb",
+]
 # A page that has not finished in this many seconds is a bug, not a slow page.
 nb_execution_timeout = 300
 # Any cell error aborts the build (cells meant to fail are tagged raises-exception).
@@ -82,8 +89,11 @@ html_theme = "sphinx_book_theme"
 html_title = "The Transformer Feed-Forward Network"
 # The one setting the sitemap, robots.txt and the 404 page's links derive from: the
 # address the site is published at (GitHub Pages; Read the Docs passes its own).
-SITE_URL = (os.environ.get("FFNBOOK_SITE_URL") or os.environ.get("READTHEDOCS_CANONICAL_URL")
-            or "https://ffnbook.github.io/ffnbook/")
+SITE_URL = (
+    os.environ.get("FFNBOOK_SITE_URL")
+    or os.environ.get("READTHEDOCS_CANONICAL_URL")
+    or "https://ffnbook.github.io/ffnbook/"
+)
 ffnbook_site_url = SITE_URL
 # The one setting the launch buttons (Binder, Colab), the repository, "edit this page"
 # and "open an issue" links derive from (GitHub Pages builds pass their own repository).
@@ -120,5 +130,12 @@ html_static_path = ["docs/_static"]  # the book's CSS and reader-tools script (r
 html_favicon = "docs/_static/favicon.svg"
 html_sourcelink_suffix = ""  # sources download as page.md, not page.md.txt
 html_last_updated_fmt = None  # no build date in pages: two builds of one source match
-exclude_patterns = ["_build", "_ext", "_static", "_templates", "jupyter_execute", ".ipynb_checkpoints",
-                    "**/.ipynb_checkpoints"]
+exclude_patterns = [
+    "_build",
+    "_ext",
+    "_static",
+    "_templates",
+    "jupyter_execute",
+    ".ipynb_checkpoints",
+    "**/.ipynb_checkpoints",
+]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import importlib
 
 from .activations import ACTIVATIONS, gelu, gelu_tanh, get_activation, identity, relu, silu
-from .display import MarkdownTable
 from .attention import AttentionParams, init_attention_params, self_attention
+from .display import MarkdownTable
 from .feedforward import FFNParams, check_params, collapse_linear_ffn, ffn, init_ffn_params
 from .parameters import (
     attention_param_count,

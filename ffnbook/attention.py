@@ -11,8 +11,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import (as_float_array, float_dtype, require_bool, require_bundle, require_finite_and_one_dtype,
-                      require_positive_int, require_seed, require_shape)
+from ._checks import (
+    as_float_array,
+    float_dtype,
+    require_bool,
+    require_bundle,
+    require_finite_and_one_dtype,
+    require_positive_int,
+    require_seed,
+    require_shape,
+)
 from .feedforward import check_input
 
 

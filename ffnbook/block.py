@@ -30,7 +30,8 @@ so inside one block the FFN never sees what that block's attention gathered
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 

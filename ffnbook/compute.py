@@ -27,12 +27,21 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
-from ._checks import (describe, require_bool, require_choice, require_positive_int, require_positive_number,
-                      require_same_length,
-                      require_seed, require_sequence, require_tensor_size)
-from .models import ModelConfig, check_model, load_models
+from ._checks import (
+    describe,
+    require_bool,
+    require_choice,
+    require_positive_int,
+    require_positive_number,
+    require_same_length,
+    require_seed,
+    require_sequence,
+    require_tensor_size,
+)
+from .models import check_model, load_models
 from .parameters import ffn_param_count, gated_ffn_param_count
 from .plotting import ATTENTION_COLOUR, FFN_COLOUR, PALETTE, BookFigure, new_figure, styled
 
@@ -556,10 +565,10 @@ def time_ffn_vs_attention(
                 q, k, v = (torch.randn(n_heads, n, d_head, generator=generator) for _ in range(3))
 
                 def ffn():
-                    return torch.addmm(b2, torch.nn.functional.gelu(torch.addmm(b1, x, w1)), w2)
+                    return torch.addmm(b2, torch.nn.functional.gelu(torch.addmm(b1, x, w1)), w2)  # noqa: B023 - timed in this iteration
 
                 def scores():
-                    return [torch.softmax(q[h] @ k[h].T * scale, dim=-1) @ v[h] for h in range(n_heads)]
+                    return [torch.softmax(q[h] @ k[h].T * scale, dim=-1) @ v[h] for h in range(n_heads)]  # noqa: B023 - timed in this iteration
 
                 ffn_times.append(_median_seconds(ffn, repeats))
                 attn_times.append(_median_seconds(scores, repeats))

@@ -25,14 +25,22 @@ Everything here is NumPy and SciPy; nothing imports torch.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import betainc, betaincinv, logsumexp
 
-from ._checks import (as_index_array, describe, require_instance, require_int, require_number, require_positive_int,
-                      require_sequence)
+from ._checks import (
+    as_index_array,
+    describe,
+    require_instance,
+    require_int,
+    require_number,
+    require_positive_int,
+    require_sequence,
+)
 from .facts import FactWorld, check_facts, check_world
 
 #: The L2 penalty of :func:`fit_additive_baseline` (the loss is a mean over facts): weak enough
@@ -227,7 +235,7 @@ def _percent(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
-def recall_table(entries: Sequence[tuple[str, object]]) -> "MarkdownTable":
+def recall_table(entries: Sequence[tuple[str, object]]) -> MarkdownTable:  # noqa: F821 - imported in the body
     """A table of recall numbers with their spread: one row per ``(label, Spread or BinomialSummary)``.
 
     A :class:`Spread` shows its mean and its range over seeds; a

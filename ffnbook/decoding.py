@@ -27,7 +27,6 @@ def cache_equals_ffn_context(model, batch: int = 1) -> float:
     """
     from .inference import kv_cache_values_per_position
     from .model_parameters import parameter_breakdown
-
     from .models import check_model
 
     batch = require_positive_int(batch, "batch")

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ._checks import describe, require_instance, require_sequence
-
 
 #: The smallest size written in plain digits although the format asks for scientific
 #: notation; below it the notation helps (1.1e-16 reads better than 0.00000000000000011).

@@ -28,8 +28,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from ._checks import (require_bool, require_choice, require_nonnegative_int, require_positive_int,
-                      require_positive_number)
+from ._checks import (
+    require_bool,
+    require_choice,
+    require_nonnegative_int,
+    require_positive_int,
+    require_positive_number,
+)
 from .compute import (
     attention_projection_flops_per_token,
     attention_score_flops_per_token,

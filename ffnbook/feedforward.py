@@ -17,9 +17,18 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import (as_float_array, describe, float_arrays, float_dtype, require_finite,
-                      require_bundle, require_finite_and_one_dtype, require_positive_int, require_seed,
-                      require_shape)
+from ._checks import (
+    as_float_array,
+    describe,
+    float_arrays,
+    float_dtype,
+    require_bundle,
+    require_finite,
+    require_finite_and_one_dtype,
+    require_positive_int,
+    require_seed,
+    require_shape,
+)
 from .activations import get_activation
 
 
@@ -43,7 +52,7 @@ class FFNParams(NamedTuple):
     def dtype(self) -> np.dtype:
         return self.W1.dtype
 
-    def astype(self, dtype) -> "FFNParams":
+    def astype(self, dtype) -> FFNParams:
         """The same weights converted to ``dtype`` (float32 or float64)."""
         dtype = float_dtype(dtype)
         return FFNParams(*(np.asarray(a, dtype=dtype) for a in self))

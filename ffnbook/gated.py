@@ -20,10 +20,19 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import (float_arrays, float_dtype, lookup, require_bundle, require_finite_and_one_dtype,
-                      require_positive_int, require_seed, require_shape)
+from ._checks import (
+    float_arrays,
+    float_dtype,
+    lookup,
+    require_bundle,
+    require_finite_and_one_dtype,
+    require_positive_int,
+    require_seed,
+    require_shape,
+)
 from .activations import gelu, identity, relu, sigmoid, silu
 from .feedforward import check_input
+
 # Pages call these as gated.gated_ffn_param_count and gated.equal_parameter_width.
 from .parameters import equal_parameter_width, ffn_param_count, gated_ffn_param_count  # noqa: F401
 
@@ -76,7 +85,7 @@ class GatedParams(NamedTuple):
     def dtype(self) -> np.dtype:
         return self.W.dtype
 
-    def astype(self, dtype) -> "GatedParams":
+    def astype(self, dtype) -> GatedParams:
         """The same weights converted to ``dtype`` (float32 or float64)."""
         dtype = float_dtype(dtype)
         return GatedParams(*(np.asarray(a, dtype=dtype) for a in self))

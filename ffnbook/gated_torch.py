@@ -52,7 +52,7 @@ class GatedFFN(nn.Module):
         return self.w2(self.activation(self.w(x)) * self.v(x))
 
     @classmethod
-    def from_numpy(cls, params: GatedParams, activation: str = "silu") -> "GatedFFN":
+    def from_numpy(cls, params: GatedParams, activation: str = "silu") -> GatedFFN:
         """A module holding exactly the weights in ``params`` (same dtype)."""
         params = gated_params_of(params)
         module = cls(params.d_model, params.d_ff, activation=activation)

@@ -21,16 +21,28 @@ from __future__ import annotations
 
 import inspect
 import textwrap
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import (as_float_array, describe, lookup, require_choice, require_finite, require_names, require_number,
-                      require_positions, require_positive_int, require_positive_number, require_seed,
-                      require_tensor_size)
+from ._checks import (
+    as_float_array,
+    describe,
+    lookup,
+    require_choice,
+    require_finite,
+    require_names,
+    require_number,
+    require_positions,
+    require_positive_int,
+    require_positive_number,
+    require_seed,
+    require_tensor_size,
+)
 from .display import readable
 from .feedforward import FFNParams, check_input, ffn, ffn_params_of, init_ffn_params
 from .plotting import OTHER_COLOURS, PALETTE, BookFigure, new_figure, styled

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from ._checks import require_choice, require_positive_int, require_sequence
 from .model_parameters import parameter_breakdown
@@ -212,8 +213,8 @@ def decode_step_weight_bytes(model: ModelConfig, batch_size: int, dtype: str = "
     >>> decode_step_weight_bytes(m, 1).weights == decode_bytes_per_token(m, 1).weights
     True
     """
-    from .moe import expected_distinct_experts
     from .model_parameters import model_ffn_param_count
+    from .moe import expected_distinct_experts
 
     model = _check_decoder(model)
     if not model.is_moe:

@@ -19,13 +19,27 @@ to ``W2`` and ROME's covariance-weighted rank-one change (Meng et al., 2022).
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import (as_float_array, describe, lookup, require_bundle, require_choice, require_finite, require_index,
-                      require_instance, require_number, require_positive_int, require_positive_number,
-                      require_seed, require_sequence, require_shape)
+from ._checks import (
+    as_float_array,
+    describe,
+    lookup,
+    require_bundle,
+    require_choice,
+    require_finite,
+    require_index,
+    require_instance,
+    require_number,
+    require_positive_int,
+    require_positive_number,
+    require_seed,
+    require_sequence,
+    require_shape,
+)
 from .display import readable
 from .feedforward import FFNParams, check_input, ffn, ffn_params_of
 from .plotting import PALETTE, BookFigure, new_figure, styled
@@ -899,7 +913,7 @@ def statistics_spill_figure(rows: Sequence[StatisticsSpill], d_ff: int, minimum_
     ax.annotate("dotted: minimum-norm edit", xy=(0.98, minimum_norm_change * 8), xycoords=("axes fraction", "data"),
                 ha="right", fontsize=10, color=PALETTE[2])
     ax.axvline(d_ff, color=PALETTE[6], linestyle=":", linewidth=1.2)
-    ax.annotate(f"inputs = d_ff", xy=(d_ff, 1e-9), xytext=(4, 0), textcoords="offset points", fontsize=10,
+    ax.annotate("inputs = d_ff", xy=(d_ff, 1e-9), xytext=(4, 0), textcoords="offset points", fontsize=10,
                 color=PALETTE[6])
     ax.set_xscale("log", base=2)
     # Ticks at the powers of two only: sizes just past d_ff would print on top of each other.

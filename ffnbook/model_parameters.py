@@ -40,11 +40,16 @@ from __future__ import annotations
 import dataclasses
 from typing import NamedTuple
 
-from ._checks import (require_bool, require_nonnegative_int, require_number, require_positive_int,
-                      require_positive_number, require_sequence)
+from ._checks import (
+    require_bool,
+    require_nonnegative_int,
+    require_number,
+    require_positive_int,
+    require_positive_number,
+    require_sequence,
+)
 from .display import readable
-from .models import (LatentAttention, ModelConfig, check_model, get_model, reported_size,  # noqa: F401  (mp.reported_size on pages)
-                     resolve_model)
+from .models import LatentAttention, ModelConfig, check_model, get_model, reported_size, resolve_model  # noqa: F401  (mp.reported_size on pages)
 from .parameters import attention_param_count, ffn_param_count, gated_ffn_param_count
 from .plotting import ATTENTION_COLOUR, FFN_COLOUR, PALETTE, BookFigure, new_figure, styled
 

@@ -197,7 +197,7 @@ class ModelConfig:
 ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla")
 
 
-def _check_config(m: "ModelConfig") -> None:
+def _check_config(m: ModelConfig) -> None:
     """Refuse a ModelConfig whose fields have the wrong type or contradict each other."""
     for field in ("name", "source", "total_params_reported"):
         value = getattr(m, field)

@@ -27,15 +27,27 @@ one token's routing can push another token out). Router noise is left out.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import (as_float_array, describe, float_dtype, require_bool, require_bundle, require_finite, require_index,
-                      require_nonnegative_int, require_positive_int, require_positive_number, require_same_length,
-                      require_seed, require_sequence, require_tensor_size)
+from ._checks import (
+    as_float_array,
+    describe,
+    float_dtype,
+    require_bool,
+    require_bundle,
+    require_finite,
+    require_index,
+    require_nonnegative_int,
+    require_positive_int,
+    require_positive_number,
+    require_same_length,
+    require_seed,
+    require_sequence,
+    require_tensor_size,
+)
 from .activations import get_activation
 from .display import readable
 from .feedforward import check_input, ffn, ffn_params_of, init_ffn_params

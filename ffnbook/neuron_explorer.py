@@ -21,7 +21,8 @@ browser; the page writes it to a file the explorer loads on first use.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -30,8 +31,17 @@ from ._checks import require_choice, require_names, require_positive_int
 from .facts import FactWorld, Prompts, check_world
 from .plotting import FFN_COLOUR
 from .tiny_transformer import TinyTransformer, check_prompts, check_transformer, guessed_objects, layer_norm
-from .trained_ffn import (ABLATION_SITES, NEURON_KINDS, POSITION_CLASSES, _block, _site_mask, answer_activations,
-                          position_classes, read_neurons, value_logits)
+from .trained_ffn import (
+    ABLATION_SITES,
+    NEURON_KINDS,
+    POSITION_CLASSES,
+    _block,
+    _site_mask,
+    answer_activations,
+    position_classes,
+    read_neurons,
+    value_logits,
+)
 
 #: Where a unit's strongest facts can be read, a kind of position every prompt has once.
 READ_SITES = ("query", "subject", "relation")

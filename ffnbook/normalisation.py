@@ -14,8 +14,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import (as_float_array, require_callable, require_finite, require_index, require_number,
-                      require_positions, require_positive_int, require_seed)
+from ._checks import (
+    as_float_array,
+    require_callable,
+    require_finite,
+    require_index,
+    require_number,
+    require_positions,
+    require_positive_int,
+    require_seed,
+)
 
 
 def _checked(x, name: str = "x") -> np.ndarray:

@@ -7,9 +7,14 @@ holds, so a page can check every formula against an actual module.
 
 from __future__ import annotations
 
-
-from ._checks import (describe, require_bool, require_positive_int, require_positive_number, require_sequence,
-                      require_tensor_size)
+from ._checks import (
+    describe,
+    require_bool,
+    require_positive_int,
+    require_positive_number,
+    require_sequence,
+    require_tensor_size,
+)
 
 
 def ffn_param_count(d_model: int, d_ff: int, bias: bool = True) -> int:
@@ -135,7 +140,7 @@ def block_modules(d_model: int, d_ff: int, n_heads: int, activation: str = "gelu
     return ffn_module, attention
 
 
-def width_ratio_rows(d_model: int, multipliers=(1, 2, equal_parameter_width(4), 4, 8)) -> list[dict]:
+def width_ratio_rows(d_model: int, multipliers=(1, 2, equal_parameter_width(4), 4, 8)) -> list[dict]:  # noqa: B008 - a constant
     """FFN-vs-attention parameter ratio at several FFN widths ``d_ff = m·d_model``.
 
     Each row has ``d_ff``, both counts (FFN with bias, attention without), the
@@ -169,7 +174,7 @@ def width_ratio_rows(d_model: int, multipliers=(1, 2, equal_parameter_width(4), 
     return rows
 
 
-def width_ratio_table(d_model: int, multipliers=(1, 2, equal_parameter_width(4), 4, 8)):
+def width_ratio_table(d_model: int, multipliers=(1, 2, equal_parameter_width(4), 4, 8)):  # noqa: B008 - a constant
     """:func:`width_ratio_rows` as a table for a page."""
     from .display import MarkdownTable
 

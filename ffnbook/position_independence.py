@@ -9,12 +9,24 @@ attention. Every experiment returns plain Python floats, ready for glue.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import (as_float_array, as_index_array, describe, float_dtype, require_callable, require_finite,
-                      require_index, require_positions, require_positive_int, require_seed, require_sequence)
+from ._checks import (
+    as_float_array,
+    as_index_array,
+    describe,
+    float_dtype,
+    require_callable,
+    require_finite,
+    require_index,
+    require_positions,
+    require_positive_int,
+    require_seed,
+    require_sequence,
+)
 from .activations import get_activation
 from .attention import AttentionParams, check_attention_params, self_attention
 from .display import readable

@@ -29,9 +29,19 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import (as_float_array, as_index_array, require_bool, require_finite, require_index, require_instance,
-                      require_nonnegative_int, require_positive_int, require_positive_number, require_seed,
-                      require_sequence)
+from ._checks import (
+    as_float_array,
+    as_index_array,
+    require_bool,
+    require_finite,
+    require_index,
+    require_instance,
+    require_nonnegative_int,
+    require_positive_int,
+    require_positive_number,
+    require_seed,
+    require_sequence,
+)
 from .activations import get_activation
 from .attention import AttentionParams, attend, check_attention_params, merge_heads, split_heads
 from .feedforward import FFNParams, check_params, ffn

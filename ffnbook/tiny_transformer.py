@@ -38,8 +38,18 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._checks import (as_float_array, describe, require_bool, require_index, require_instance, require_number,
-                      require_positive_int, require_seed, require_sequence, require_tensor_size)
+from ._checks import (
+    as_float_array,
+    describe,
+    require_bool,
+    require_index,
+    require_instance,
+    require_number,
+    require_positive_int,
+    require_seed,
+    require_sequence,
+    require_tensor_size,
+)
 from .attention import AttentionParams, check_attention_params
 from .block import LN_EPS, transformer_block
 from .facts import FactWorld, Prompts, _draw_prompts, check_facts, check_world, make_prompts, repeat_facts
@@ -139,7 +149,7 @@ class Block(nn.Module):
 
     @classmethod
     def from_numpy(cls, attn_params: AttentionParams, ffn_params: FFNParams, *, n_heads: int,
-                   causal: bool = True) -> "Block":
+                   causal: bool = True) -> Block:
         """A block holding exactly these NumPy weights, in their dtype."""
         ffn_params = ffn_params_of(ffn_params, "ffn_params")
         attn_params, d_attention = check_attention_params(attn_params, n_heads, "attn_params")
@@ -384,7 +394,7 @@ def use_deterministic_torch(threads: int = 1) -> None:
     torch.set_deterministic_debug_mode("error")  # as use_deterministic_algorithms(True), without importing Inductor
 
 
-def numpy_block_max_diff(model: "TinyTransformer", index: int, x) -> dict[str, float]:
+def numpy_block_max_diff(model: TinyTransformer, index: int, x) -> dict[str, float]:
     """Compare one block of ``model`` with :func:`ffnbook.block.transformer_block` on the same weights.
 
     The block's weights are exported to NumPy, converted to float64 and
@@ -416,14 +426,14 @@ def numpy_block_max_diff(model: "TinyTransformer", index: int, x) -> dict[str, f
     return diffs
 
 
-def check_transformer(model, name: str = "model") -> "TinyTransformer":
+def check_transformer(model, name: str = "model") -> TinyTransformer:
     """``model`` if it is a :class:`TinyTransformer`, else TypeError naming ``name``."""
     if not isinstance(model, TinyTransformer):
         raise TypeError(f"{name} must be a TinyTransformer, got {describe(model)}")
     return model
 
 
-def check_prompts(prompts, model: "TinyTransformer | None" = None) -> Prompts:
+def check_prompts(prompts, model: TinyTransformer | None = None) -> Prompts:
     """``prompts`` if they are :class:`~ffnbook.facts.Prompts` (of ``model``'s length, if given), else raise."""
     if not isinstance(prompts, Prompts):
         raise TypeError(f"prompts must be Prompts from ffnbook.facts (make_prompts, fact_prompts), got {describe(prompts)}")
@@ -523,7 +533,7 @@ class _FactStream:
     def due(self, step: int) -> bool:
         return step % self.config.eval_every == 0 or step == self.config.steps
 
-    def record(self, step: int, model: "TinyTransformer") -> None:
+    def record(self, step: int, model: TinyTransformer) -> None:
         model.eval()
         h = self.history
         h["step"].append(step)
@@ -539,18 +549,18 @@ class _FactStream:
             h["active_share"][block].append(float((hidden > 0).double().mean()))
 
 
-def _ffn_parameters(model: "TinyTransformer") -> list[torch.Tensor]:
+def _ffn_parameters(model: TinyTransformer) -> list[torch.Tensor]:
     return [p for block in model.blocks for p in block.ffn.parameters()]
 
 
-def _silence_ffns(model: "TinyTransformer") -> None:
+def _silence_ffns(model: TinyTransformer) -> None:
     """Set every FFN weight and bias to zero: each FFN then adds exactly nothing."""
     with torch.no_grad():
         for p in _ffn_parameters(model):
             p.zero_()
 
 
-def _copy_model(model: "TinyTransformer") -> "TinyTransformer":
+def _copy_model(model: TinyTransformer) -> TinyTransformer:
     twin = TinyTransformer(model.config)
     twin.load_state_dict(model.state_dict())
     return twin.eval()
@@ -622,7 +632,7 @@ class Replica(NamedTuple):
     d_ff: int | None = None  #: its FFN width (None for the batch's width, 0 for no FFN, as ``without_ffn=True``)
 
 
-def _replica_model(replica: Replica, model_config: ModelConfig) -> "TinyTransformer":
+def _replica_model(replica: Replica, model_config: ModelConfig) -> TinyTransformer:
     """The replica's initial model, exactly as :func:`train_on_facts` would build it."""
     width = model_config.d_ff if replica.d_ff in (None, 0) else replica.d_ff
     with deterministic_torch(replica.seed):
@@ -652,7 +662,7 @@ def _resized(state: dict[str, torch.Tensor], d_ff: int) -> dict[str, torch.Tenso
     return resized
 
 
-def _own_model(state: dict[str, torch.Tensor], replica: Replica, model_config: ModelConfig) -> "TinyTransformer":
+def _own_model(state: dict[str, torch.Tensor], replica: Replica, model_config: ModelConfig) -> TinyTransformer:
     """A replica's model at its own width (the full width for a model without FFN), from its trained weights."""
     width = model_config.d_ff if replica.d_ff in (None, 0) else replica.d_ff
     model = TinyTransformer(replace(model_config, d_ff=width))

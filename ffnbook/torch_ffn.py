@@ -17,8 +17,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._checks import (as_float_array, describe, float_dtype, lookup, require_bool, require_positions,
-                      require_positive_int, require_tensor_size)
+from ._checks import (
+    as_float_array,
+    describe,
+    float_dtype,
+    lookup,
+    require_bool,
+    require_positions,
+    require_positive_int,
+    require_tensor_size,
+)
 from .feedforward import FFNParams, check_input, ffn, ffn_params_of
 
 #: Torch modules for the activation names ffnbook.ffn accepts.
@@ -141,7 +149,7 @@ class PositionwiseFFN(nn.Module):
         return self.down(self.activation(self.up(x)))
 
     @classmethod
-    def from_numpy(cls, params: FFNParams, activation: str = "relu") -> "PositionwiseFFN":
+    def from_numpy(cls, params: FFNParams, activation: str = "relu") -> PositionwiseFFN:
         """A module holding exactly the weights in ``params`` (same dtype)."""
         params = ffn_params_of(params)
         module = cls(params.d_model, params.d_ff, activation=activation)

@@ -22,14 +22,26 @@ This module imports torch.
 from __future__ import annotations
 
 import copy
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
-from ._checks import (as_float_array, as_index_array, describe, require_choice, require_index, require_instance,
-                      require_names, require_nonnegative_int, require_number, require_positive_int, require_seed,
-                      require_sequence)
+from ._checks import (
+    as_float_array,
+    as_index_array,
+    describe,
+    require_choice,
+    require_index,
+    require_instance,
+    require_names,
+    require_nonnegative_int,
+    require_number,
+    require_positive_int,
+    require_seed,
+    require_sequence,
+)
 from .block import _influence_panels, influence_matrix
 from .controls import chance_recall  # noqa: F401  (the floor every recall here is compared with)
 from .facts import FactWorld, Prompts, check_facts, check_world, fact_prompts, make_world
@@ -37,16 +49,15 @@ from .plotting import PALETTE, BookFigure, new_figure, styled
 from .position_independence import ffn_layer, reshape_max_diff
 from .tiny_transformer import (
     Knock,
-    answer_logits,
     ModelConfig,
     TinyTransformer,
     TrainConfig,
+    answer_logits,
     check_prompts,
     check_transformer,
     guessed_objects,
     layer_norm,
     recall,
-    train_on_facts,
 )
 
 # --- ablation, position by position ---------------------------------------------------------
@@ -1045,7 +1056,7 @@ def sparsity_table(at_init: Sequence[list[dict]], trained: Sequence[list[dict]])
     return MarkdownTable(rows, [("units on (%)", "block", "s")] + [(_site_label(w), w, "s") for w in ABLATION_SITES])
 
 
-def kind_table(by_site: dict) -> "object":
+def kind_table(by_site: dict) -> object:
     """Unit counts per kind, mean and range over seeds: ``by_site[(block, where)]`` holds one reading per seed."""
     from .display import MarkdownTable
 
@@ -1195,6 +1206,6 @@ def capacity_figure(rows: list[dict], chance: float, d_model: int) -> BookFigure
     return BookFigure(fig, (
         f"Top: recall at the end of training against the FFN width, 0 meaning no FFN, mean over seeds with the "
         f"range as bars, chance dashed at {100 * chance:.1f}%. " + "; ".join(described) + ". Bottom: the mean "
-        f"training loss of each width against the step, on a logarithmic scale: the model without FFN in blue, "
-        f"the FFN widths in orange."))
+        "training loss of each width against the step, on a logarithmic scale: the model without FFN in blue, "
+        "the FFN widths in orange."))
 

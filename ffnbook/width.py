@@ -9,8 +9,15 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from ._checks import (describe, require_bool, require_instance, require_number, require_positive_int,
-                      require_positive_number, require_sequence)
+from ._checks import (
+    describe,
+    require_bool,
+    require_instance,
+    require_number,
+    require_positive_int,
+    require_positive_number,
+    require_sequence,
+)
 from .model_parameters import ffn_share_of_blocks
 from .models import get_model, load_models
 from .parameters import equal_parameter_width, ffn_weights_in_d2

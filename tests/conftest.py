@@ -21,8 +21,9 @@ import ffnbook
 # Hypothesis budgets for the generated tests (tests/test_contract.py): `make check` runs the
 # "check" profile (a few examples per callable, seconds), `make test` and CI the "full" one.
 # Derandomized, so a run is repeatable and CI never fails by chance; no example database on disk.
-settings.register_profile("full", max_examples=40, deadline=None, derandomize=True, database=None,
-                          suppress_health_check=list(HealthCheck))
+settings.register_profile(
+    "full", max_examples=40, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+)
 settings.register_profile("check", parent=settings.get_profile("full"), max_examples=4)
 settings.load_profile("full")
 

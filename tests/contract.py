@@ -31,7 +31,6 @@ import math
 import pkgutil
 import re
 import signal
-import typing
 from collections.abc import Callable
 from contextlib import contextmanager
 
@@ -58,7 +57,7 @@ class Kind:
         """(label, value, reference) triples: the call with value must give the call with reference's result."""
         return []
 
-    def optional(self) -> "Kind":
+    def optional(self) -> Kind:
         return Optional(self)
 
     def strategy(self, valid):
@@ -101,8 +100,16 @@ class Size(Kind):
     example = 4
 
     def bad(self, valid):
-        return [("0", 0), ("-3", -3), ("2.5", 2.5), ("4.0", 4.0), ("True", True), ("nan", math.nan),
-                ("'4'", "4"), ("None", None)]
+        return [
+            ("0", 0),
+            ("-3", -3),
+            ("2.5", 2.5),
+            ("4.0", 4.0),
+            ("True", True),
+            ("nan", math.nan),
+            ("'4'", "4"),
+            ("None", None),
+        ]
 
     def edge(self, valid):
         return [("10**12", 10**12)]
@@ -113,8 +120,14 @@ class Size(Kind):
     def strategy(self, valid):
         from hypothesis import strategies as st
 
-        return st.one_of(st.integers(max_value=0), st.floats(allow_nan=True), st.booleans(),
-                         st.text(max_size=3), st.none(), super().strategy(valid))
+        return st.one_of(
+            st.integers(max_value=0),
+            st.floats(allow_nan=True),
+            st.booleans(),
+            st.text(max_size=3),
+            st.none(),
+            super().strategy(valid),
+        )
 
 
 class Count(Size):
@@ -124,14 +137,19 @@ class Count(Size):
     example = 0
 
     def bad(self, valid):
-        return [("-1", -1), ("2.5", 2.5), ("1.0", 1.0), ("True", True), ("nan", math.nan), ("'1'", "1"),
-                ("None", None)]
+        return [("-1", -1), ("2.5", 2.5), ("1.0", 1.0), ("True", True), ("nan", math.nan), ("'1'", "1"), ("None", None)]
 
     def strategy(self, valid):
         from hypothesis import strategies as st
 
-        return st.one_of(st.integers(max_value=-1), st.floats(allow_nan=True), st.booleans(),
-                         st.text(max_size=3), st.none(), Kind.strategy(self, valid))
+        return st.one_of(
+            st.integers(max_value=-1),
+            st.floats(allow_nan=True),
+            st.booleans(),
+            st.text(max_size=3),
+            st.none(),
+            Kind.strategy(self, valid),
+        )
 
 
 class Index(Kind):
@@ -148,8 +166,14 @@ class Index(Kind):
     def strategy(self, valid):
         from hypothesis import strategies as st
 
-        return st.one_of(st.integers(max_value=-1), st.integers(min_value=10**6), st.floats(), st.booleans(),
-                         st.none(), super().strategy(valid))
+        return st.one_of(
+            st.integers(max_value=-1),
+            st.integers(min_value=10**6),
+            st.floats(),
+            st.booleans(),
+            st.none(),
+            super().strategy(valid),
+        )
 
 
 class Seed(Kind):
@@ -159,8 +183,15 @@ class Seed(Kind):
     example = 0
 
     def bad(self, valid):
-        return [("-1", -1), ("2.5", 2.5), ("True", True), ("'0'", "0"), ("None", None), ("nan", math.nan),
-                ("2**64", 2**64)]
+        return [
+            ("-1", -1),
+            ("2.5", 2.5),
+            ("True", True),
+            ("'0'", "0"),
+            ("None", None),
+            ("nan", math.nan),
+            ("2**64", 2**64),
+        ]
 
     def same(self, valid):
         return [("np.int64", np.int64(valid), valid)]
@@ -168,8 +199,14 @@ class Seed(Kind):
     def strategy(self, valid):
         from hypothesis import strategies as st
 
-        return st.one_of(st.integers(max_value=-1), st.integers(min_value=2**64), st.floats(), st.booleans(),
-                         st.none(), super().strategy(valid))
+        return st.one_of(
+            st.integers(max_value=-1),
+            st.integers(min_value=2**64),
+            st.floats(),
+            st.booleans(),
+            st.none(),
+            super().strategy(valid),
+        )
 
 
 class Flag(Kind):
@@ -207,13 +244,21 @@ class Number(Kind):
     def _outside(self):
         out = []
         if self.low is not None:
-            out.append((f"{self.low:g}" if self.low_open else f"< {self.low:g}",
-                        float(self.low) if self.low_open else self.low - 1.0))
+            out.append(
+                (
+                    f"{self.low:g}" if self.low_open else f"< {self.low:g}",
+                    float(self.low) if self.low_open else self.low - 1.0,
+                )
+            )
             if self.low == 0:
                 out.append(("-1", -1.0))
         if self.high is not None:
-            out.append((f"{self.high:g}" if self.high_open else f"> {self.high:g}",
-                        float(self.high) if self.high_open else self.high + 1.0))
+            out.append(
+                (
+                    f"{self.high:g}" if self.high_open else f"> {self.high:g}",
+                    float(self.high) if self.high_open else self.high + 1.0,
+                )
+            )
         return out
 
     def bad(self, valid):
@@ -229,8 +274,12 @@ class Number(Kind):
     def strategy(self, valid):
         from hypothesis import strategies as st
 
-        out = [st.sampled_from([math.nan] if self.allow_inf else [math.nan, math.inf, -math.inf]), st.booleans(),
-               st.text(max_size=3), st.none()]
+        out = [
+            st.sampled_from([math.nan] if self.allow_inf else [math.nan, math.inf, -math.inf]),
+            st.booleans(),
+            st.text(max_size=3),
+            st.none(),
+        ]
         if self.low is not None:
             out.append(st.floats(max_value=self.low, exclude_max=not self.low_open, allow_nan=False))
         if self.high is not None:
@@ -255,8 +304,7 @@ class Choice(Kind):
         from hypothesis import strategies as st
 
         known = {valid}
-        return st.one_of(st.text(max_size=8).filter(lambda s: s not in known), st.integers(), st.none(),
-                         st.booleans())
+        return st.one_of(st.text(max_size=8).filter(lambda s: s not in known), st.integers(), st.none(), st.booleans())
 
 
 class Names(Kind):
@@ -266,8 +314,7 @@ class Names(Kind):
 
     def bad(self, valid):
         first = list(valid)[0] if valid else "relu"
-        return [("a bare str", first), ("[]", []), ("['qqq']", ["qqq"]), ("None", None),
-                ("3", 3), ("[3]", [3])]
+        return [("a bare str", first), ("[]", []), ("['qqq']", ["qqq"]), ("None", None), ("3", 3), ("[3]", [3])]
 
     def same(self, valid):
         return [("list", list(valid), valid), ("tuple", tuple(valid), valid)]
@@ -313,8 +360,13 @@ class Array(Kind):
 
     def bad(self, valid):
         valid = np.asarray(valid)
-        out = [("None", None), ("str", "x"), ("str array", np.full(valid.shape, "a")),
-               ("complex", valid.astype(complex) + 1j), ("torch tensor", _torch_tensor(valid))]
+        out = [
+            ("None", None),
+            ("str", "x"),
+            ("str array", np.full(valid.shape, "a")),
+            ("complex", valid.astype(complex) + 1j),
+            ("torch tensor", _torch_tensor(valid)),
+        ]
         if valid.ndim >= 1:
             out.append(("bool array", np.ones(valid.shape, dtype=bool)))
         if self.fixed and valid.ndim >= 1 and valid.shape[-1] > 1:
@@ -343,8 +395,7 @@ class Array(Kind):
     def same(self, valid):
         valid = np.asarray(valid)
         ints = np.round(valid * 3).astype(np.int64)
-        return [("list", valid.tolist(), valid),
-                ("int array", ints, ints.astype(valid.dtype))]
+        return [("list", valid.tolist(), valid), ("int array", ints, ints.astype(valid.dtype))]
 
 
 def _torch_tensor(array):
@@ -402,8 +453,12 @@ class Bundle(Obj):
         if parts and isinstance(parts[0], np.ndarray) and parts[0].size:
             broken = parts[0].copy()
             broken.flat[0] = np.nan
-            out.append(("NaN in first part", type(valid)(broken, *parts[1:]) if hasattr(valid, "_fields")
-                        else (broken, *parts[1:])))
+            out.append(
+                (
+                    "NaN in first part",
+                    type(valid)(broken, *parts[1:]) if hasattr(valid, "_fields") else (broken, *parts[1:]),
+                )
+            )
         return out
 
     def same(self, valid):
@@ -458,8 +513,14 @@ class DType(Kind):
     label = "float dtype"
 
     def bad(self, valid):
-        return [("'int8'", "int8"), ("np.int32", np.int32), ("'float16'", "float16"), ("None", None), ("3", 3),
-                ("'nonsense'", "nonsense")]
+        return [
+            ("'int8'", "int8"),
+            ("np.int32", np.int32),
+            ("'float16'", "float16"),
+            ("None", None),
+            ("3", 3),
+            ("'nonsense'", "nonsense"),
+        ]
 
     def same(self, valid):
         return [("str", np.dtype(valid).name, valid)]
@@ -471,8 +532,14 @@ class Shape(Kind):
     label = "shape"
 
     def bad(self, valid):
-        return [("-1", -1), ("(2, -1)", (2, -1)), ("(2.5,)", (2.5,)), ("'3'", "3"), ("None", None),
-                ("(True,)", (True,))]
+        return [
+            ("-1", -1),
+            ("(2, -1)", (2, -1)),
+            ("(2.5,)", (2.5,)),
+            ("'3'", "3"),
+            ("None", None),
+            ("(True,)", (True,)),
+        ]
 
 
 class Tensor(Kind):
@@ -534,8 +601,15 @@ def warm_up() -> None:
     (that would leave a partly initialised module behind for every later call)."""
     import importlib
 
-    for name in ("torch", "torch.nn", "torch.optim", "torch._dynamo", "torch.utils.flop_counter",
-                 "matplotlib.pyplot", "scipy.special"):
+    for name in (
+        "torch",
+        "torch.nn",
+        "torch.optim",
+        "torch._dynamo",
+        "torch.utils.flop_counter",
+        "matplotlib.pyplot",
+        "scipy.special",
+    ):
         try:
             importlib.import_module(name)
         except ImportError:  # pragma: no cover - torch is optional for ffnbook
@@ -612,8 +686,12 @@ def _is_number(v) -> bool:
 def equivalent(a: Outcome, b: Outcome) -> bool:
     """Two outcomes agree: equal results, or the same error."""
     if a.error is not None or b.error is not None:
-        return (a.error is not None and b.error is not None and type(a.error) is type(b.error)
-                and str(a.error) == str(b.error))
+        return (
+            a.error is not None
+            and b.error is not None
+            and type(a.error) is type(b.error)
+            and str(a.error) == str(b.error)
+        )
     return same_result(a.value, b.value)
 
 
@@ -621,8 +699,11 @@ def equivalent(a: Outcome, b: Outcome) -> bool:
 
 
 def public_modules(package) -> list:
-    return [importlib.import_module(f"{package.__name__}.{m.name}")
-            for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")]
+    return [
+        importlib.import_module(f"{package.__name__}.{m.name}")
+        for m in pkgutil.iter_modules(package.__path__)
+        if not m.name.startswith("_")
+    ]
 
 
 def is_record(cls) -> bool:
@@ -655,8 +736,9 @@ def parameters(target) -> list[inspect.Parameter]:
         signature = inspect.signature(target)
     except (TypeError, ValueError):
         return []
-    return [p for p in signature.parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return [
+        p for p in signature.parameters.values() if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
 
 
 def annotation_kind(annotation) -> Kind | None:
@@ -709,13 +791,16 @@ def probe_values(kind: Kind, valid, roles=("bad", "edge", "same")):
 
 def out_of_memory(error) -> bool:
     """NumPy's MemoryError or torch's allocator error: the machine, not the contract, said no."""
-    return isinstance(error, MemoryError) or (
-        isinstance(error, RuntimeError) and "allocate" in str(error) and "memory" in str(error)) or (
-        isinstance(error, ValueError) and str(error).startswith("array is too big"))
+    return (
+        isinstance(error, MemoryError)
+        or (isinstance(error, RuntimeError) and "allocate" in str(error) and "memory" in str(error))
+        or (isinstance(error, ValueError) and str(error).startswith("array is too big"))
+    )
 
 
 def judge(resolved, name, names, role, value, reference=None) -> tuple[str, str]:
     """Call ``resolved`` with ``name=value`` (the rest valid) and judge the outcome: (verdict, detail)."""
+
     def call(v):
         args = resolved.args()
         args[name] = v
@@ -726,8 +811,9 @@ def judge(resolved, name, names, role, value, reference=None) -> tuple[str, str]
         expected = call(reference)
         if equivalent(outcome, expected):
             return "correct", ""
-        return ("wrong" if outcome.error is None else refusal(outcome, names) if outcome.error else "wrong"), \
-            f"{describe_error(outcome)} | reference: {describe_error(expected)}"
+        return (
+            "wrong" if outcome.error is None else refusal(outcome, names) if outcome.error else "wrong"
+        ), f"{describe_error(outcome)} | reference: {describe_error(expected)}"
     verdict = refusal(outcome, names)
     if role == "edge" and (verdict in ("clear", "accepted") or out_of_memory(outcome.error)):
         verdict = "ok"  # refused, accepted, or too large for this machine (the error says how large)

@@ -30,9 +30,19 @@ DOCS = ROOT / "docs"
 def make_html(source: Path, build: Path) -> subprocess.CompletedProcess:
     """Run the real `make html` on ``source`` into ``build``, capturing its output."""
     return subprocess.run(
-        ["make", "--no-print-directory", "html", f"SOURCEDIR={source}", f"BUILDDIR={build}",
-         f"PY={sys.executable}", "SETUP="],
-        cwd=ROOT, capture_output=True, text=True, timeout=1800,
+        [
+            "make",
+            "--no-print-directory",
+            "html",
+            f"SOURCEDIR={source}",
+            f"BUILDDIR={build}",
+            f"PY={sys.executable}",
+            "SETUP=",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
 
 
@@ -109,22 +119,42 @@ def figures(site: Path, name: str) -> list:
 # --- serving and auditing the site in a browser (tests/test_site_quality.py, tools/audit.py) ---
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 # axe-core for the tests comes from tests/node (make test installs it); make audit's
 # full npm install at the root has it too.
 AXE_JS = next(
-    (p for p in (ROOT / "tests" / "node" / "node_modules" / "axe-core" / "axe.min.js",
-                 ROOT / "node_modules" / "axe-core" / "axe.min.js") if p.exists()),
+    (
+        p
+        for p in (
+            ROOT / "tests" / "node" / "node_modules" / "axe-core" / "axe.min.js",
+            ROOT / "node_modules" / "axe-core" / "axe.min.js",
+        )
+        if p.exists()
+    ),
     ROOT / "tests" / "node" / "node_modules" / "axe-core" / "axe.min.js",
 )
 # Lighthouse (make audit only: slow) and axe-core (make audit and make test) run on these.
 LIGHTHOUSE_PAGES = ("index.html", "position-independence.html", "width.html")  # width: an explorable
-AXE_PAGES = ("index.html", "position-independence.html", "glossary.html", "parameter-count.html",
-             "exercises.html", "compute.html", "api/feedforward.html", "bibliography.html", "search.html",
-             "404.html")
-GZIP_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml",
-              "application/xml")
+AXE_PAGES = (
+    "index.html",
+    "position-independence.html",
+    "glossary.html",
+    "parameter-count.html",
+    "exercises.html",
+    "compute.html",
+    "api/feedforward.html",
+    "bibliography.html",
+    "search.html",
+    "404.html",
+)
+GZIP_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/xml")
 
 
 def serve(site: Path):
@@ -154,7 +184,7 @@ def serve(site: Path):
 
         def send_head(self):
             if published and self.path.startswith(published):
-                self.path = "/" + self.path[len(published):]
+                self.path = "/" + self.path[len(published) :]
             path = Path(self.translate_path(self.path))
             if path.is_dir():
                 path = path / "index.html"
@@ -162,9 +192,11 @@ def serve(site: Path):
             if not path.exists() and not_found.exists():
                 path, status = not_found, 404
             ctype = self.guess_type(str(path))
-            if status == 200 and (not path.is_file()
-                                  or "gzip" not in self.headers.get("Accept-Encoding", "")
-                                  or not ctype.startswith(GZIP_TYPES)):
+            if status == 200 and (
+                not path.is_file()
+                or "gzip" not in self.headers.get("Accept-Encoding", "")
+                or not ctype.startswith(GZIP_TYPES)
+            ):
                 return super().send_head()
             body = path.read_bytes()
             gzipped = "gzip" in self.headers.get("Accept-Encoding", "")
@@ -198,17 +230,19 @@ def axe_in_page(page, within: str | None = None) -> list[str]:
     """Run axe-core (WCAG 2.x A/AA and best practices) in a loaded Playwright page
     (only in the element ``within`` selects, if given)."""
     # Measure colours at rest, not halfway through the theme's colour transitions.
-    page.add_style_tag(
-        content="*,*::before,*::after{transition:none!important;animation:none!important}")
+    page.add_style_tag(content="*,*::before,*::after{transition:none!important;animation:none!important}")
     # Evaluated, not added as a <script>: the pages' content security policy refuses inline
     # scripts, and a script tag Playwright adds is one.
     page.evaluate(AXE_JS.read_text())
-    result = page.evaluate("""async (within) => {
+    result = page.evaluate(
+        """async (within) => {
         const r = await axe.run(within ? document.querySelector(within) : document, {resultTypes: ['violations']});
         return r.violations.map(v => `${v.id} (${v.impact}): ${v.help} -- ` +
             v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ') +
             (v.nodes.length > 3 ? ` (+${v.nodes.length - 3} more)` : ''));
-    }""", within)
+    }""",
+        within,
+    )
     return list(result)
 
 
@@ -236,6 +270,7 @@ def axe_violations(url: str, browser=None) -> list[str]:
         finally:
             b.close()
 
+
 # The one list of pages allowed to differ between two clean builds of the same source:
 # they show times measured while the build ran. With them may differ what is made
 # from them: their figures, their downloadable notebooks and the search index (which
@@ -257,16 +292,18 @@ def allowed_to_differ(*sites: Path) -> set[str]:
     # The PDF is printed by `make pdf` (a test may have run it before a second build): once it
     # exists the landing page links it with its measured size.
     if any(any((site / "_downloads").glob("*/ffnbook.pdf")) for site in sites):
-        allowed |= {"index.html"} | {p.relative_to(site).as_posix() for site in sites
-                                      for p in (site / "_downloads").glob("*/ffnbook.pdf")}
+        allowed |= {"index.html"} | {
+            p.relative_to(site).as_posix() for site in sites for p in (site / "_downloads").glob("*/ffnbook.pdf")
+        }
     for name in PAGES_WITH_MEASURED_TIMES:
         allowed |= {f"{name}.html", f"_sources/{name}.ipynb", f"notebooks/{name}.ipynb"}
         if any((site / "notebooks" / f"{name}.ipynb").exists() for site in sites):
             allowed.add(NOTEBOOKS_ARCHIVE)  # it holds that page's notebook
         for site in sites:
             if (site / f"{name}.html").exists():
-                allowed |= {img["src"] for img in soup_of(site, name).find_all("img")
-                            if img["src"].startswith("_images/")}
+                allowed |= {
+                    img["src"] for img in soup_of(site, name).find_all("img") if img["src"].startswith("_images/")
+                }
     return allowed
 
 

@@ -13,8 +13,11 @@ from ffnbook.plotting import BookFigure
 
 @pytest.mark.parametrize(
     "make",
-    [activation_figures.activation_curves, activation_figures.derivative_curves,
-     lambda: activation_figures.tanh_error_curve(-6.0, 6.0, 2001)],
+    [
+        activation_figures.activation_curves,
+        activation_figures.derivative_curves,
+        lambda: activation_figures.tanh_error_curve(-6.0, 6.0, 2001),
+    ],
 )
 def test_figures_render_to_svg(make):
     fig = make()

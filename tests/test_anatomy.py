@@ -16,9 +16,7 @@ def test_shape_trace_follows_from_the_widths(small_params, leading):
     x = ffnbook.random_tokens((*leading, d_model), seed=1)
     rows = anatomy.shape_trace(x, small_params, "gelu")
     assert [r["stage"] for r in rows] == ["input", "expand", "activate", "compress"]
-    assert [r["shape"] for r in rows] == [
-        (*leading, d_model), (*leading, d_ff), (*leading, d_ff), (*leading, d_model)
-    ]
+    assert [r["shape"] for r in rows] == [(*leading, d_model), (*leading, d_ff), (*leading, d_ff), (*leading, d_model)]
 
 
 def test_shape_trace_table_renders_every_stage(small_params, tokens):
@@ -77,11 +75,17 @@ def test_kernel_size_one_convolution_is_a_per_position_matmul(small_params, toke
         (lambda p, x: anatomy.shape_trace(x[..., :5], p), ValueError, "x must have last axis d_model=16"),
         (lambda p, x: anatomy.shape_trace(x, p, "tanh"), ValueError, "unknown activation 'tanh'"),
         (lambda p, x: anatomy.hidden_layer(x.astype(str), p), TypeError, "x must be an array of real numbers"),
-        (lambda p, x: anatomy.conv1d_equivalence_max_diff(p, x[0]), ValueError,
-         r"x must have shape \(batch, seq_len, d_model\), with at least one position, got \(7, 16\)"),
+        (
+            lambda p, x: anatomy.conv1d_equivalence_max_diff(p, x[0]),
+            ValueError,
+            r"x must have shape \(batch, seq_len, d_model\), with at least one position, got \(7, 16\)",
+        ),
         (lambda p, x: anatomy.conv1d_equivalence_max_diff(p, x, "swish"), ValueError, "unknown activation 'swish'"),
-        (lambda p, x: anatomy.conv1d_equivalence_max_diff(p[:3], x), TypeError,
-         r"params must be FFNParams, a tuple \(W1, b1, W2, b2\), got tuple"),
+        (
+            lambda p, x: anatomy.conv1d_equivalence_max_diff(p[:3], x),
+            TypeError,
+            r"params must be FFNParams, a tuple \(W1, b1, W2, b2\), got tuple",
+        ),
         (lambda p, x: anatomy.hidden_layer_figure(x[0, 0], p), ValueError, "x must have shape"),
     ],
 )

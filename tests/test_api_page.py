@@ -13,8 +13,11 @@ API_PAGES = sorted((ROOT / "docs" / "api").glob("*.md"))
 
 
 def documented() -> list[str]:
-    return [name for page in API_PAGES
-            for name in re.findall(r"^\.\. automodule:: (\S+)$", page.read_text(encoding="utf-8"), flags=re.M)]
+    return [
+        name
+        for page in API_PAGES
+        for name in re.findall(r"^\.\. automodule:: (\S+)$", page.read_text(encoding="utf-8"), flags=re.M)
+    ]
 
 
 def public_modules() -> set[str]:
@@ -49,7 +52,9 @@ def test_each_api_page_documents_modules_of_its_own():
 def test_an_api_page_restates_nothing_its_docstrings_say():
     """Each API page is its title, the automodule directives and at most the page that uses it:
     what a module does is said once, in its docstring (issue 24: one API page had drifted)."""
-    shape = re.compile(r"# [^\n]+\n\n```\{eval-rst\}\n(\.\. automodule:: \S+\n   :members:\n\n?)+```\n"
-                       r"(\nUsed on the page \{doc\}`\.\./[a-z-]+`\.\n)?")
+    shape = re.compile(
+        r"# [^\n]+\n\n```\{eval-rst\}\n(\.\. automodule:: \S+\n   :members:\n\n?)+```\n"
+        r"(\nUsed on the page \{doc\}`\.\./[a-z-]+`\.\n)?"
+    )
     for page in API_PAGES:
         assert shape.fullmatch(page.read_text(encoding="utf-8")), f"{page.name} holds prose of its own"

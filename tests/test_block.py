@@ -116,13 +116,21 @@ def test_block_equals_torch_transformer_encoder_layer(weights, tokens, norm_firs
     """PyTorch's own encoder layer, with its attention biases zeroed and no dropout."""
     torch = pytest.importorskip("torch")
     attn_p, ffn_p = weights
-    layer = torch.nn.TransformerEncoderLayer(
-        D_MODEL, N_HEADS, dim_feedforward=D_FF, dropout=0.0, activation="relu",
-        batch_first=True, norm_first=norm_first,
-    ).double().eval()
+    layer = (
+        torch.nn.TransformerEncoderLayer(
+            D_MODEL,
+            N_HEADS,
+            dim_feedforward=D_FF,
+            dropout=0.0,
+            activation="relu",
+            batch_first=True,
+            norm_first=norm_first,
+        )
+        .double()
+        .eval()
+    )
     with torch.no_grad():
-        layer.self_attn.in_proj_weight.copy_(
-            torch.from_numpy(np.concatenate([attn_p.Wq.T, attn_p.Wk.T, attn_p.Wv.T])))
+        layer.self_attn.in_proj_weight.copy_(torch.from_numpy(np.concatenate([attn_p.Wq.T, attn_p.Wk.T, attn_p.Wv.T])))
         layer.self_attn.in_proj_bias.zero_()
         layer.self_attn.out_proj.weight.copy_(torch.from_numpy(attn_p.Wo.T.copy()))
         layer.self_attn.out_proj.bias.zero_()
@@ -196,12 +204,15 @@ def test_ffn_branches_add_up_to_the_blocks(weights, tokens):
     attn_p, ffn_p = weights
     attention = ffnbook.self_attention(block.layer_norm(tokens), attn_p, n_heads=N_HEADS)
     parallel = block.ffn_branch(tokens, attn_p, ffn_p, n_heads=N_HEADS, layout="parallel")
-    np.testing.assert_allclose(tokens + attention + parallel,
-                               block.parallel_block(tokens, attn_p, ffn_p, n_heads=N_HEADS), atol=1e-12)
+    np.testing.assert_allclose(
+        tokens + attention + parallel, block.parallel_block(tokens, attn_p, ffn_p, n_heads=N_HEADS), atol=1e-12
+    )
     serial = block.ffn_branch(tokens, attn_p, ffn_p, n_heads=N_HEADS, layout="serial")
-    np.testing.assert_allclose(tokens + attention + serial,
-                               block.transformer_block(tokens, attn_p, ffn_p, n_heads=N_HEADS, norm="pre"),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        tokens + attention + serial,
+        block.transformer_block(tokens, attn_p, ffn_p, n_heads=N_HEADS, norm="pre"),
+        atol=1e-12,
+    )
 
 
 def test_parallel_ffn_branch_reads_its_own_position_only(weights, tokens):
@@ -228,8 +239,10 @@ def test_parallel_block_rejects_bad_arguments(weights, tokens):
     with pytest.raises(TypeError, match="x must be an array of real numbers"):
         block.parallel_block(tokens.astype(str), attn_p, ffn_p, n_heads=N_HEADS)
     ints = np.round(tokens).astype(int)  # integer input is computed in float, not refused
-    np.testing.assert_array_equal(block.parallel_block(ints, attn_p, ffn_p, n_heads=N_HEADS),
-                                  block.parallel_block(ints.astype(np.float64), attn_p, ffn_p, n_heads=N_HEADS))
+    np.testing.assert_array_equal(
+        block.parallel_block(ints, attn_p, ffn_p, n_heads=N_HEADS),
+        block.parallel_block(ints.astype(np.float64), attn_p, ffn_p, n_heads=N_HEADS),
+    )
 
 
 # --- influence ------------------------------------------------------------------------------
@@ -296,12 +309,17 @@ def test_summarize_influence():
     "call, error, message",
     [
         (lambda: block.influence_matrix("layer", np.zeros((3, 4))), TypeError, "layer must be a function"),
-        (lambda: block.influence_matrix(lambda t: t, np.zeros((2, 3, 4))), ValueError,
-         r"x must have shape \(seq_len, d_model\), got \(2, 3, 4\)"),
-        (lambda: block.influence_matrix(lambda t: t, np.zeros((3, 4)), step=-1), ValueError,
-         "step must be a positive finite number"),
-        (lambda: block.influence_matrix(lambda t: t[:2], np.zeros((3, 4))), ValueError,
-         "layer changed the shape"),
+        (
+            lambda: block.influence_matrix(lambda t: t, np.zeros((2, 3, 4))),
+            ValueError,
+            r"x must have shape \(seq_len, d_model\), got \(2, 3, 4\)",
+        ),
+        (
+            lambda: block.influence_matrix(lambda t: t, np.zeros((3, 4)), step=-1),
+            ValueError,
+            "step must be a positive finite number",
+        ),
+        (lambda: block.influence_matrix(lambda t: t[:2], np.zeros((3, 4))), ValueError, "layer changed the shape"),
         (lambda: block.summarize_influence(np.ones((2, 3))), ValueError, "matrix must be square"),
         (lambda: block.summarize_influence(-np.ones((2, 2))), ValueError, "non-negative"),
         (lambda: block.influence_figure({"ffn": np.eye(2)}), ValueError, "missing"),

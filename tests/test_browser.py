@@ -12,15 +12,20 @@ from urllib.parse import urlparse
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 PAGE = "position-independence.html"
 
 pytestmark = pytest.mark.build
 
 if not shutil.which(CHROMIUM):
-    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)",
-                allow_module_level=True)
+    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)", allow_module_level=True)
 playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need playwright")
 
 
@@ -82,7 +87,8 @@ def test_hover_and_keyboard_focus_show_the_definition(server, page):
     else:
         pytest.fail("no glossary term is reachable with Tab")
     focused_tip = page.evaluate(
-        "document.getElementById(document.activeElement.getAttribute('aria-describedby')).hidden")
+        "document.getElementById(document.activeElement.getAttribute('aria-describedby')).hidden"
+    )
     assert focused_tip is False
     page.keyboard.press("Escape")
     assert page.locator(".ffn-tip:not([hidden])").count() == 0
@@ -193,8 +199,7 @@ def test_without_javascript_terms_are_plain_glossary_links(server, browser):
 
 def test_pages_have_no_console_errors_and_load_nothing_from_other_hosts(server, site, page):
     foreign = []
-    page.on("request", lambda r: foreign.append(r.url)
-            if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
+    page.on("request", lambda r: foreign.append(r.url) if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
     for html in sorted(site.glob("*.html")):
         page.goto(server + html.name)
         page.wait_for_load_state("load")

@@ -10,14 +10,19 @@ import shutil
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 pytestmark = pytest.mark.build
 
 if not shutil.which(CHROMIUM):
-    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)",
-                allow_module_level=True)
+    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)", allow_module_level=True)
 playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need playwright")
 
 # The code blocks that get a button: every one in the article except cell outputs.
@@ -82,8 +87,7 @@ def test_the_keyboard_reaches_and_presses_copy(server, page):
 def test_a_console_session_is_copied_without_prompts_or_outputs(server, page):
     page.goto(server + "api/feedforward.html")
     block = page.locator("div.doctest div.highlight").filter(has_text=">>> p = init_ffn_params").first
-    typed = [line[4:] for line in block.locator("pre").text_content().splitlines()
-             if line.startswith((">>> ", "... "))]
+    typed = [line[4:] for line in block.locator("pre").text_content().splitlines() if line.startswith((">>> ", "... "))]
     assert typed and len(typed) < len(block.locator("pre").text_content().splitlines())
     block.get_by_role("button", name="Copy code").click()
     page.get_by_role("status").filter(has_text="Copied").wait_for()

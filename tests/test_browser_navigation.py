@@ -16,7 +16,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from sitecheck import CHROMIUM, CHROMIUM_ARGS, serve
 
 PAGE = "position-independence.html"  # a chapter page: sections, and pages before and after it
@@ -27,14 +26,19 @@ SCHEMES = ("light", "dark")
 pytestmark = pytest.mark.build
 
 if not shutil.which(CHROMIUM):
-    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)",
-                allow_module_level=True)
+    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)", allow_module_level=True)
 playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need playwright")
 
-PRIMARY = {"toggle": ".bd-header-article .primary-toggle", "drawer": "#pst-primary-sidebar-modal",
-           "link": "nav.bd-links a.reference"}
-SECONDARY = {"toggle": ".bd-header-article .secondary-toggle",
-             "drawer": "#pst-secondary-sidebar-modal", "link": "nav.page-toc a.nav-link"}
+PRIMARY = {
+    "toggle": ".bd-header-article .primary-toggle",
+    "drawer": "#pst-primary-sidebar-modal",
+    "link": "nav.bd-links a.reference",
+}
+SECONDARY = {
+    "toggle": ".bd-header-article .secondary-toggle",
+    "drawer": "#pst-secondary-sidebar-modal",
+    "link": "nav.page-toc a.nav-link",
+}
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +91,12 @@ def wait_until(page, condition: str, arg, failure: str) -> None:
 def assert_drawer_shows_links(page, side: dict) -> None:
     """The drawer is open, in view, opaque, and its links can be tapped."""
     drawer = page.locator(side["drawer"])
-    wait_until(page, "d => document.querySelector(d).open", side["drawer"],
-               f"{side['drawer']} did not open: its toggle {side['toggle']} did nothing")
+    wait_until(
+        page,
+        "d => document.querySelector(d).open",
+        side["drawer"],
+        f"{side['drawer']} did not open: its toggle {side['toggle']} did nothing",
+    )
     assert drawer.is_visible()
     box = drawer.bounding_box()
     right = box["x"] + box["width"]
@@ -121,8 +129,7 @@ def test_on_a_phone_the_chapter_list_opens_and_its_link_goes_to_the_page(server,
     page = open_page(browser, server, PHONE, scheme)
     assert page.locator("#pst-primary-sidebar").is_hidden()
     tap_open_close_and_open(page, PRIMARY)
-    link = page.locator(f"{PRIMARY['drawer']} {PRIMARY['link']}"
-                        f":not([href^='#']):not([href='{PAGE}'])").first
+    link = page.locator(f"{PRIMARY['drawer']} {PRIMARY['link']}:not([href^='#']):not([href='{PAGE}'])").first
     href = link.get_attribute("href")
     with page.expect_navigation():
         link.tap()
@@ -142,8 +149,12 @@ def test_on_a_phone_the_page_contents_open_and_a_link_goes_to_its_section(server
     assert target.startswith("#")
     link.tap()
     wait_until(page, "h => location.hash === h", target, f"the link to {target} did not go there")
-    wait_until(page, "d => !document.querySelector(d).open", SECONDARY["drawer"],
-               f"the drawer stayed open over section {target}")
+    wait_until(
+        page,
+        "d => !document.querySelector(d).open",
+        SECONDARY["drawer"],
+        f"the drawer stayed open over section {target}",
+    )
     top = page.locator(f"[id={target[1:]!r}]").evaluate("e => e.getBoundingClientRect().top")
     assert 0 <= top < PHONE["viewport"]["height"] / 2, top
     assert page.errors == []
@@ -190,17 +201,21 @@ def test_on_a_phone_the_drawers_work_from_the_keyboard(server, browser, side):
     page = open_page(browser, server, PHONE, "light")
     tab_to(page, side["toggle"])
     page.keyboard.press("Enter")
-    wait_until(page, "d => document.querySelector(d).open", side["drawer"],
-               f"Enter on {side['toggle']} did not open {side['drawer']}")
+    wait_until(
+        page,
+        "d => document.querySelector(d).open",
+        side["drawer"],
+        f"Enter on {side['toggle']} did not open {side['drawer']}",
+    )
     # Focus moves into the drawer, and Tab reaches its links.
-    assert page.evaluate(f"document.querySelector({side['drawer']!r})"
-                         ".contains(document.activeElement)")
+    assert page.evaluate(f"document.querySelector({side['drawer']!r}).contains(document.activeElement)")
     tab_to(page, f"{side['drawer']} {side['link']}")
     page.keyboard.press("Escape")
     assert not drawer_is_open(page, side["drawer"])
     # Focus is back on the toggle that opened the drawer.
-    assert page.evaluate(f"document.activeElement.matches({side['toggle']!r})"), \
+    assert page.evaluate(f"document.activeElement.matches({side['toggle']!r})"), (
         "closing the drawer did not give the focus back to its toggle"
+    )
     page.context.close()
 
 
@@ -210,8 +225,7 @@ def test_on_a_desktop_the_sidebar_toggle_works_from_the_keyboard(server, browser
     tab_to(page, PRIMARY["toggle"])
     page.keyboard.press("Enter")
     sidebar_becomes(links, "hidden", "Enter on the primary toggle did not hide the sidebar")
-    assert page.evaluate(f"document.activeElement.matches({PRIMARY['toggle']!r})"), \
-        "the toggle lost the keyboard focus"
+    assert page.evaluate(f"document.activeElement.matches({PRIMARY['toggle']!r})"), "the toggle lost the keyboard focus"
     page.keyboard.press("Enter")
     sidebar_becomes(links, "visible", "a second Enter on the primary toggle did not show it")
     page.context.close()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from sitecheck import CHROMIUM, CHROMIUM_ARGS, serve
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
@@ -23,8 +22,7 @@ SCHEMES = ("light", "dark")
 pytestmark = pytest.mark.build
 
 if not shutil.which(CHROMIUM):
-    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)",
-                allow_module_level=True)
+    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)", allow_module_level=True)
 playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need playwright")
 
 
@@ -61,8 +59,11 @@ def open_page(browser, server):
 
 def rgb(page, css_colour: str) -> str:
     """A CSS colour as the browser computes it (``rgb(r, g, b)``)."""
-    return page.evaluate("""c => { const e = document.createElement('span'); e.style.color = c;
-        document.body.append(e); const v = getComputedStyle(e).color; e.remove(); return v; }""", css_colour)
+    return page.evaluate(
+        """c => { const e = document.createElement('span'); e.style.color = c;
+        document.body.append(e); const v = getComputedStyle(e).color; e.remove(); return v; }""",
+        css_colour,
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -111,7 +112,9 @@ def test_self_check_uses_the_themes_button_and_keeps_the_question_clear_of_the_b
 def test_tables_put_words_left_and_numbers_right_and_fit_the_phone(open_page, device):
     page = open_page("width.html", device)
     table = page.locator("article table:has(td.text-left)").first
-    aligns = table.evaluate("""t => [...t.rows[1].cells].map(c => [c.textContent.trim(), getComputedStyle(c).textAlign])""")
+    aligns = table.evaluate(
+        """t => [...t.rows[1].cells].map(c => [c.textContent.trim(), getComputedStyle(c).textAlign])"""
+    )
     words = [a for text, a in aligns if not any(ch.isdigit() for ch in text)]
     numbers = [a for text, a in aligns if text.replace(",", "").replace(".", "").replace("%", "").isdigit()]
     assert words and set(words) == {"left"}
@@ -141,9 +144,13 @@ def test_reading_tools_are_labelled_in_words_beside_the_other_header_buttons(ope
     button = page.locator("details.ffn-tools > summary")
     assert button.is_visible() and button.inner_text().strip() == "Reading tools"
     boxes = page.evaluate("""() => [...document.querySelectorAll('.bd-header-article .btn, .bd-header-article summary')]
-        .filter(b => b.offsetParent).map(b => { const r = b.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom]; })""")
-    overlapping = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]
-                   if a[0] < b[1] - 1 and b[0] < a[1] - 1 and a[2] < b[3] - 1 and b[2] < a[3] - 1]
+        .filter(b => b.offsetParent).map(b => { const r = b.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom]; })""")  # noqa: E501 - one line of JavaScript
+    overlapping = [
+        (a, b)
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+        if a[0] < b[1] - 1 and b[0] < a[1] - 1 and a[2] < b[3] - 1 and b[2] < a[3] - 1
+    ]
     assert not overlapping
     width = page.evaluate("document.documentElement.clientWidth")
     assert all(right <= width for _, right, _, _ in boxes)

@@ -94,6 +94,7 @@ def test_no_measured_number_is_typed_into_prose():
 
 # --- the build fails loudly ---------------------------------------------------------------
 
+
 def broken_book(tmp_path: Path, page_name: str, body: str) -> Path:
     source = tmp_path / "src"
     source.mkdir()
@@ -105,7 +106,11 @@ def broken_book(tmp_path: Path, page_name: str, body: str) -> Path:
 
 @pytest.mark.build
 def test_failing_cell_fails_the_build_and_names_page_and_cause(tmp_path):
-    source = broken_book(tmp_path, "broken-cell", "# Broken\n\n```{code-cell} ipython3\nimport ffnbook\nffnbook.ffn_param_count(512, -1)\n```\n")
+    source = broken_book(
+        tmp_path,
+        "broken-cell",
+        "# Broken\n\n```{code-cell} ipython3\nimport ffnbook\nffnbook.ffn_param_count(512, -1)\n```\n",
+    )
     result = make_html(source, tmp_path / "out")
     output = result.stdout + result.stderr
     assert result.returncode != 0
@@ -115,8 +120,10 @@ def test_failing_cell_fails_the_build_and_names_page_and_cause(tmp_path):
 
 @pytest.mark.build
 def test_cell_tagged_raises_exception_is_allowed(tmp_path):
-    body = ("# Deliberate\n\n```{code-cell} ipython3\n:tags: [raises-exception]\n"
-            "import ffnbook\nffnbook.ffn_param_count(512, -1)\n```\n")
+    body = (
+        "# Deliberate\n\n```{code-cell} ipython3\n:tags: [raises-exception]\n"
+        "import ffnbook\nffnbook.ffn_param_count(512, -1)\n```\n"
+    )
     source = broken_book(tmp_path, "deliberate", body)
     result = make_html(source, tmp_path / "out")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -125,8 +132,10 @@ def test_cell_tagged_raises_exception_is_allowed(tmp_path):
 
 @pytest.mark.build
 def test_missing_glue_key_fails_the_build_and_names_page(tmp_path):
-    body = ("# Missing\n\n```{code-cell} ipython3\nfrom myst_nb import glue\n"
-            "glue('present', 1.0, display=False)\n```\n\nValue: {glue:text}`absent_key:.2f`.\n")
+    body = (
+        "# Missing\n\n```{code-cell} ipython3\nfrom myst_nb import glue\n"
+        "glue('present', 1.0, display=False)\n```\n\nValue: {glue:text}`absent_key:.2f`.\n"
+    )
     source = broken_book(tmp_path, "missing-glue", body)
     result = make_html(source, tmp_path / "out")
     output = result.stdout + result.stderr

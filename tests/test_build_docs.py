@@ -9,9 +9,21 @@ import re
 from sitecheck import DOCS
 
 #: The events in the order a build emits them (per page events where they first occur).
-EVENT_ORDER = ["config-inited", "builder-inited", "env-get-outdated", "env-before-read-docs",
-               "env-purge-doc", "doctree-read", "env-merge-info", "env-updated", "write-started",
-               "doctree-resolved", "html-page-context", "html-collect-pages", "build-finished"]
+EVENT_ORDER = [
+    "config-inited",
+    "builder-inited",
+    "env-get-outdated",
+    "env-before-read-docs",
+    "env-purge-doc",
+    "doctree-read",
+    "env-merge-info",
+    "env-updated",
+    "write-started",
+    "doctree-resolved",
+    "html-page-context",
+    "html-collect-pages",
+    "build-finished",
+]
 
 
 class Recorder:
@@ -48,11 +60,18 @@ def connected() -> list[tuple[str, int, str]]:
 
 def test_the_handler_table_lists_every_handler_bookext_connects():
     text = (DOCS / "contributing.md").read_text(encoding="utf-8")
-    table = re.search(r"<!-- handlers:[^>]*-->\n\| event \| priority \| handler \|\n\| --- \| --- \| --- \|\n"
-                      r"(.*?)<!-- /handlers -->", text, re.S)
+    table = re.search(
+        r"<!-- handlers:[^>]*-->\n\| event \| priority \| handler \|\n\| --- \| --- \| --- \|\n"
+        r"(.*?)<!-- /handlers -->",
+        text,
+        re.S,
+    )
     assert table, "docs/contributing.md lost its handler table"
-    documented = [tuple(cell.strip().strip("`") for cell in line.strip("|").split("|"))
-                  for line in table.group(1).strip().split("\n")]
+    documented = [
+        tuple(cell.strip().strip("`") for cell in line.strip("|").split("|"))
+        for line in table.group(1).strip().split("\n")
+    ]
     expected = [(event, str(priority), handler) for event, priority, handler in connected()]
     assert documented == expected, "update the table in docs/contributing.md:\n" + "\n".join(
-        f"| `{e}` | {p} | `{h}` |" for e, p, h in expected)
+        f"| `{e}` | {p} | `{h}` |" for e, p, h in expected
+    )

@@ -30,6 +30,7 @@ def long_functions() -> dict[str, int]:
 
 def test_no_function_is_over_80_lines_without_saying_why():
     unexplained = {name: lines for name, lines in long_functions().items() if name not in PENDING}
-    assert not unexplained, (f"functions over {LONGEST} lines: split them, or say in the docstring "
-                             f"'Long because ...': {unexplained}")
+    assert not unexplained, (
+        f"functions over {LONGEST} lines: split them, or say in the docstring 'Long because ...': {unexplained}"
+    )
     assert set(PENDING) <= set(long_functions()), "a pending function is short now: remove it from PENDING"

@@ -298,5 +298,9 @@ def test_crossover_context_counts_by_hand():
         {"crossover": None, "context_length": 20, "beyond_context": None, "reachable": None, "attention_window": None},
         {"crossover": 10.0, "context_length": None, "beyond_context": None, "reachable": False, "attention_window": 4},
     ]
-    assert compute.crossover_context_counts(rows) == {"known": 2, "beyond_context": 1, "within_context": 1,
-                                                      "never_reached": 1}
+    assert compute.crossover_context_counts(rows) == {
+        "known": 2,
+        "beyond_context": 1,
+        "within_context": 1,
+        "never_reached": 1,
+    }

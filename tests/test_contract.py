@@ -22,13 +22,13 @@ from __future__ import annotations
 import functools
 
 import pytest
+from contract import is_record, judge, parameters, probe_values, public_callables, refusal, run, warm_up
+from contract_spec import CASES as DECLARED
+from contract_spec import RECORDS, SpecError, resolve
 from hypothesis import given
 from hypothesis import strategies as st
 
 import ffnbook
-from contract import is_record, judge, parameters, probe_values, public_callables, refusal, run, warm_up
-from contract_spec import CASES as DECLARED
-from contract_spec import RECORDS, SpecError, resolve
 
 CALLABLES = public_callables(ffnbook)
 #: NamedTuples not declared in contract_spec.CASES are records, checked where they are read.
@@ -48,7 +48,7 @@ def roles(request) -> tuple:
     return ("bad",) if quick else ("bad", "edge", "same")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def resolved(qualname):
     try:
         return resolve(qualname, CALLABLES[qualname])
@@ -115,6 +115,6 @@ def test_generated(qualname, data):
     args[name] = value
     outcome = run(lambda: r.target()(**args), r.seconds)
     verdict = refusal(outcome, names)
-    assert verdict == "clear", (
-        f"{qualname}({name}={value!r}): {verdict}: "
-        + (f"{type(outcome.error).__name__}: {outcome.error}" if outcome.error else f"returned {outcome.value!r}"[:300]))
+    assert verdict == "clear", f"{qualname}({name}={value!r}): {verdict}: " + (
+        f"{type(outcome.error).__name__}: {outcome.error}" if outcome.error else f"returned {outcome.value!r}"[:300]
+    )

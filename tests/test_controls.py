@@ -38,7 +38,11 @@ def _loss_and_gradient_by_hand(baseline: controls.AdditiveBaseline, world, train
     lam = baseline.penalty
     weights = np.concatenate([baseline.subject.ravel(), baseline.relation.ravel(), baseline.bias])
     loss += 0.5 * lam * float(weights @ weights)
-    return loss, (g_subject + lam * baseline.subject, g_relation + lam * baseline.relation, g_bias + lam * baseline.bias)
+    return loss, (
+        g_subject + lam * baseline.subject,
+        g_relation + lam * baseline.relation,
+        g_bias + lam * baseline.bias,
+    )
 
 
 def test_the_baseline_fit_meets_its_optimality_conditions(world_and_facts):
@@ -71,7 +75,7 @@ def test_the_baseline_fit_equals_newtons_method(world_and_facts):
         hess += penalty * np.eye(w.size)
         w -= np.linalg.solve(hess, grad.ravel()).reshape(w.shape)
     assert np.allclose(fit.subject, w[:n_s], atol=1e-5)
-    assert np.allclose(fit.relation, w[n_s:n_s + n_r], atol=1e-5)
+    assert np.allclose(fit.relation, w[n_s : n_s + n_r], atol=1e-5)
     assert np.allclose(fit.bias, w[-1], atol=1e-5)
 
 
@@ -93,8 +97,9 @@ def test_the_baseline_recalls_what_needs_no_interaction_and_misses_what_does():
     assert controls.baseline_recall(xor, xor.all_facts()) <= 0.75
 
 
-@pytest.mark.parametrize("k, n, chance", [(0, 10, 0.1), (10, 10, 0.1), (4, 64, 1 / 32), (3, 160, 1 / 32),
-                                          (37, 50, 0.5), (1, 1, 0.3)])
+@pytest.mark.parametrize(
+    "k, n, chance", [(0, 10, 0.1), (10, 10, 0.1), (4, 64, 1 / 32), (3, 160, 1 / 32), (37, 50, 0.5), (1, 1, 0.3)]
+)
 def test_the_binomial_summary_agrees_with_scipy(k, n, chance):
     got = controls.binomial_summary(k, n, chance)
     test = stats.binomtest(k, n, chance, alternative="greater")
@@ -114,8 +119,9 @@ def test_the_binomial_p_value_is_the_upper_tail_summed_by_hand():
 def test_spread_and_the_recall_table():
     s = controls.spread([0.25, 0.5, 1.0])
     assert s == controls.Spread(mean=pytest.approx(0.5833333333333334), low=0.25, high=1.0, n=3)
-    text = controls.recall_table([("chance", 0.125), ("model", s),
-                                  ("held out", controls.binomial_summary(2, 40, 0.125))])._repr_markdown_()
+    text = controls.recall_table(
+        [("chance", 0.125), ("model", s), ("held out", controls.binomial_summary(2, 40, 0.125))]
+    )._repr_markdown_()
     assert text.startswith("| predictor | recall | spread |")  # every header cell named (axe: empty-table-header)
     assert "| chance | 12.5% | exact |" in text
     assert "| model | 58.3% | 25.0% to 100.0% over 3 seeds |" in text
@@ -123,18 +129,30 @@ def test_spread_and_the_recall_table():
     assert "2 of 40 (5.0%)" in text and f"p = {p_value:.2f} against chance" in text
 
 
-@pytest.mark.parametrize("call, error, message", [
-    (lambda: controls.binomial_summary(5, 4, 0.5), ValueError, "k must be an integer in"),
-    (lambda: controls.binomial_summary(1, 4, 1.5), ValueError, r"chance must be a number in \(0, 1\)"),
-    (lambda: controls.binomial_summary(1, 0, 0.5), ValueError, "n"),
-    (lambda: controls.spread([]), ValueError, "values must hold at least one item"),
-    (lambda: controls.fit_additive_baseline(facts.make_world(2, 2, 3, seed=0), [[0, 0]], penalty=0.0),
-     ValueError, "penalty"),
-    (lambda: controls.fit_additive_baselines([facts.make_world(2, 2, 3, seed=0)], []), ValueError,
-     "train_facts must hold at least one item"),
-    (lambda: controls.fit_additive_baselines([facts.make_world(2, 2, 3, seed=0)] * 2, [[[0, 0]]]), ValueError,
-     "one fact array per world"),
-])
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: controls.binomial_summary(5, 4, 0.5), ValueError, "k must be an integer in"),
+        (lambda: controls.binomial_summary(1, 4, 1.5), ValueError, r"chance must be a number in \(0, 1\)"),
+        (lambda: controls.binomial_summary(1, 0, 0.5), ValueError, "n"),
+        (lambda: controls.spread([]), ValueError, "values must hold at least one item"),
+        (
+            lambda: controls.fit_additive_baseline(facts.make_world(2, 2, 3, seed=0), [[0, 0]], penalty=0.0),
+            ValueError,
+            "penalty",
+        ),
+        (
+            lambda: controls.fit_additive_baselines([facts.make_world(2, 2, 3, seed=0)], []),
+            ValueError,
+            "train_facts must hold at least one item",
+        ),
+        (
+            lambda: controls.fit_additive_baselines([facts.make_world(2, 2, 3, seed=0)] * 2, [[[0, 0]]]),
+            ValueError,
+            "one fact array per world",
+        ),
+    ],
+)
 def test_bad_input_is_refused(call, error, message):
     with pytest.raises(error, match=message):
         call()

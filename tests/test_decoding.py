@@ -12,7 +12,8 @@ def test_llama_from_its_published_shapes():
     # LLaMA-1 7B: 32 layers, d_model 4096, SwiGLU width 11008, 32 heads of 128 (multi-head).
     per_layer_ffn, per_layer_cache_per_position = 3 * 4096 * 11008, 2 * 32 * 128
     assert decoding.cache_equals_ffn_context(get_model("LLaMA-1 7B")) == (
-        32 * per_layer_ffn / (32 * per_layer_cache_per_position))
+        32 * per_layer_ffn / (32 * per_layer_cache_per_position)
+    )
 
 
 def test_grouped_query_attention_and_batching():

@@ -53,7 +53,7 @@ def test_derivative_matches_torch_autograd(name, torch_fn):
 def test_derivatives_from_textbook_formulas():
     x = _points(2)
     # GELU' = Phi + x phi, with scipy's normal CDF; SiLU' = s + x s (1 - s) with scipy's expit.
-    phi = np.exp(-x**2 / 2) / math.sqrt(2 * math.pi)
+    phi = np.exp(-(x**2) / 2) / math.sqrt(2 * math.pi)
     np.testing.assert_allclose(derivatives.gelu_derivative(x), ndtr(x) + x * phi, atol=1e-14)
     s = expit(x)
     np.testing.assert_allclose(derivatives.silu_derivative(x), s + x * s * (1 - s), atol=1e-14)

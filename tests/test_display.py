@@ -46,10 +46,21 @@ def test_other_formats_and_values_are_pythons():
 
 
 def test_tables_align_numbers_right_and_words_left():
-    rows = [{"model": "GPT-2 small", "d": 768, "share": 0.455, "gap": 0.0, "note": "—", "mult": "1.3"},
-            {"model": "LLaMA 7B", "d": 4096, "share": 0.6, "gap": 1.1e-16, "note": "tied", "mult": "—"}]
-    table = MarkdownTable(rows, [("model", "model", "s"), ("d_model", "d", ",d"), ("FFN", "share", ".1%"),
-                                 ("gap", "gap", ".1e"), ("note", "note", "s"), ("multiplier", "mult", str)])
+    rows = [
+        {"model": "GPT-2 small", "d": 768, "share": 0.455, "gap": 0.0, "note": "—", "mult": "1.3"},
+        {"model": "LLaMA 7B", "d": 4096, "share": 0.6, "gap": 1.1e-16, "note": "tied", "mult": "—"},
+    ]
+    table = MarkdownTable(
+        rows,
+        [
+            ("model", "model", "s"),
+            ("d_model", "d", ",d"),
+            ("FFN", "share", ".1%"),
+            ("gap", "gap", ".1e"),
+            ("note", "note", "s"),
+            ("multiplier", "mult", str),
+        ],
+    )
     header, rule, first, second = table._repr_markdown_().split("\n")
     assert rule == "| :--- | ---: | ---: | ---: | :--- | ---: |"
     assert first == "| GPT-2 small | 768 | 45.5% | 0 | — | 1.3 |"

@@ -35,12 +35,20 @@ from bookext.kernels import Outcome, Run, execute_notebooks
 from bookext.records import MODIFIED_DURING_RUN, RECORD_FORMAT, Checker, RecordStore
 
 # Which leaf module each page imports, and which pages read the data file.
-LEAF_OF = {"page0": "leaf_a", "page1": "leaf_a", "page2": "leaf_a",
-           "page3": "leaf_b", "page4": "leaf_b", "page5": "leaf_b"}  # six: Sphinx reads in parallel
+LEAF_OF = {
+    "page0": "leaf_a",
+    "page1": "leaf_a",
+    "page2": "leaf_a",
+    "page3": "leaf_b",
+    "page4": "leaf_b",
+    "page5": "leaf_b",
+}  # six: Sphinx reads in parallel
 READERS = {"page0", "page3"}
 TABLE = "ffnbook/data/leaf_table.csv"
 
-PAGE = NOTEBOOK_HEADER + """# {name}
+PAGE = (
+    NOTEBOOK_HEADER
+    + """# {name}
 
 ```{{code-cell}} ipython3
 :tags: [remove-cell]
@@ -52,6 +60,7 @@ glue("leaf_{name}", {leaf}.VALUE, display=False)
 
 The leaf value is {{glue:text}}`leaf_{name}`.
 """
+)
 
 READER = """
 ```{{code-cell}} ipython3
@@ -79,7 +88,7 @@ def make_project(tmp_path: Path) -> Path:
         shutil.copy2(ROOT / name, copy / name)
     shutil.copytree(ROOT / "ffnbook", copy / "ffnbook", ignore=shutil.ignore_patterns("__pycache__"))
     for leaf in ("leaf_a", "leaf_b"):
-        (copy / "ffnbook" / f"{leaf}.py").write_text(f'"""A leaf module for the cache tests."""\n\nVALUE = 1\n')
+        (copy / "ffnbook" / f"{leaf}.py").write_text('"""A leaf module for the cache tests."""\n\nVALUE = 1\n')
     (copy / TABLE).write_text("a\nb\nc\n")
     docs = copy / "docs"
     docs.mkdir()
@@ -108,9 +117,12 @@ PINNED = "0123456789abcdef0123456789abcdef01234567"
 def build(project: Path, build_dir: str = "_build") -> tuple[int, str]:
     env = build_env(project)
     result = subprocess.run(
-        ["make", "--no-print-directory", "html", f"PY={sys.executable}", "SETUP=",
-         f"BUILDDIR={build_dir}"],
-        cwd=project, env=env, capture_output=True, text=True, timeout=900,
+        ["make", "--no-print-directory", "html", f"PY={sys.executable}", "SETUP=", f"BUILDDIR={build_dir}"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     return result.returncode, result.stdout + result.stderr
 
@@ -165,7 +177,8 @@ def test_editing_a_leaf_module_or_a_data_file_executes_exactly_the_pages_that_us
     assert "3 pages to read: reading and writing in one process" in out
     # The executed pages show the new value; the others were right to keep the old one.
     assert {name: shown(project, name) for name in LEAF_OF} == {
-        name: "2" if name in importers else "1" for name in LEAF_OF}
+        name: "2" if name in importers else "1" for name in LEAF_OF
+    }
 
     table = project / TABLE
     table.write_text("a\nb\nc\nd\n")
@@ -179,7 +192,8 @@ def test_editing_a_leaf_module_or_a_data_file_executes_exactly_the_pages_that_us
     assert executed(out) == dict.fromkeys(LEAF_OF, "requirements.txt changed"), out[-4000:]
     assert "reading and writing in one process" not in out  # six pages: read in parallel
     assert {name: shown(project, name) for name in LEAF_OF} == {
-        name: "2" if name in importers else "1" for name in LEAF_OF}
+        name: "2" if name in importers else "1" for name in LEAF_OF
+    }
 
 
 @pytest.mark.build
@@ -246,6 +260,7 @@ def test_warnings_are_reported_again_after_a_failed_build(project):
 
 # --- the record store under parallel writers ---------------------------------------------------
 
+
 def _hammer(folder: str, seed: int, rounds: int) -> tuple[int, int]:
     """Write, read and remove records of four pages at random; check every record read back."""
     store, rng = RecordStore(Path(folder)), random.Random(seed)
@@ -255,8 +270,9 @@ def _hammer(folder: str, seed: int, rounds: int) -> tuple[int, int]:
         action = rng.random()
         if action < 0.45:
             payload = "x" * rng.randrange(1, 300_000)  # large enough that a write takes a while
-            store.write(docname, {"docname": docname, "payload": payload,
-                                  "sha": hashlib.sha256(payload.encode()).hexdigest()})
+            store.write(
+                docname, {"docname": docname, "payload": payload, "sha": hashlib.sha256(payload.encode()).hexdigest()}
+            )
             writes += 1
         elif action < 0.95:
             record = store.read(docname)
@@ -299,19 +315,35 @@ def test_a_record_reads_back_as_written_and_any_change_to_it_discards_it(tmp_pat
 
 def test_a_record_that_does_not_fit_its_page_is_discarded(tmp_path):
     told = []
-    build_ = Build(RecordStore(tmp_path, discarded=lambda *args: told.append(args)), tmp_path, [], [],
-                   tmp_path / "requirements.txt")
+    build_ = Build(
+        RecordStore(tmp_path, discarded=lambda *args: told.append(args)),
+        tmp_path,
+        [],
+        [],
+        tmp_path / "requirements.txt",
+    )
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1"), nbformat.v4.new_code_cell("2")])
-    fits = {"format": 2, "docname": "p", "executed": 1.0, "seconds": 0.5, "metadata": {},
-            "cells": [{"execution_count": 1, "outputs": []},
-                      {"execution_count": 2, "outputs": [{"output_type": "stream", "name": "stdout",
-                                                          "text": "2"}]}]}
+    fits = {
+        "format": 2,
+        "docname": "p",
+        "executed": 1.0,
+        "seconds": 0.5,
+        "metadata": {},
+        "cells": [
+            {"execution_count": 1, "outputs": []},
+            {"execution_count": 2, "outputs": [{"output_type": "stream", "name": "stdout", "text": "2"}]},
+        ],
+    }
     build_.store.write("p", fits)
     assert build_.usable_record("p", notebook)["cells"] == fits["cells"]
-    for broken, why in [({"cells": fits["cells"][:1]}, "outputs for 1 code cells, the page has 2"),
-                        ({"cells": [fits["cells"][0], {"outputs": [{"text": "2"}]}]},
-                         "the outputs of code cell 1 are not notebook outputs"),
-                        ({"seconds": None}, "the execution's time")]:
+    for broken, why in [
+        ({"cells": fits["cells"][:1]}, "outputs for 1 code cells, the page has 2"),
+        (
+            {"cells": [fits["cells"][0], {"outputs": [{"text": "2"}]}]},
+            "the outputs of code cell 1 are not notebook outputs",
+        ),
+        ({"seconds": None}, "the execution's time"),
+    ]:
         build_.store.write("p", {**fits, **broken})
         assert build_.usable_record("p", notebook) is None
         assert told[-1][0] == "p" and why in told[-1][2] and "does not match the page" in told[-1][2]
@@ -319,6 +351,7 @@ def test_a_record_that_does_not_fit_its_page_is_discarded(tmp_path):
 
 
 # --- what a kernel records, and forked kernels are fresh ones -------------------------------
+
 
 def test_the_probe_records_files_read_written_and_listed_not_the_import_system(tmp_path):
     (tmp_path / "mod_used.py").write_text("VALUE = 1\n")
@@ -354,14 +387,17 @@ def test_the_probe_records_files_read_written_and_listed_not_the_import_system(t
 def _process_facts_notebook() -> nbformat.NotebookNode:
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in (
-        "import os, sys\nprint(sorted(k for k in dir() if not k.startswith('_')))",
-        "print(os.getcwd(), sys.argv[0].endswith('ipykernel_launcher.py'), sys.path)",
-        "print(os.environ.get('MPLBACKEND'), os.getppid() != 1, __name__)",
-        "import matplotlib\nprint(matplotlib.get_backend(), matplotlib.rcParams['figure.dpi'])",
-        "import numpy as np\nprint(np.arange(6).reshape(2, 3) @ np.ones(3))",
-        "shared = 'a name defined by this page'",
-    )]
+    notebook.cells = [
+        nbformat.v4.new_code_cell(source)
+        for source in (
+            "import os, sys\nprint(sorted(k for k in dir() if not k.startswith('_')))",
+            "print(os.getcwd(), sys.argv[0].endswith('ipykernel_launcher.py'), sys.path)",
+            "print(os.environ.get('MPLBACKEND'), os.getppid() != 1, __name__)",
+            "import matplotlib\nprint(matplotlib.get_backend(), matplotlib.rcParams['figure.dpi'])",
+            "import numpy as np\nprint(np.arange(6).reshape(2, 3) @ np.ones(3))",
+            "shared = 'a name defined by this page'",
+        )
+    ]
     return notebook
 
 
@@ -370,8 +406,11 @@ def _merged_streams(outputs: list) -> list:
     (nb_merge_streams): how a kernel chunks its stdout depends on timing, not on the kernel."""
     merged: list = []
     for output in outputs:
-        if merged and output.get("output_type") == "stream" == merged[-1].get("output_type") \
-                and output["name"] == merged[-1]["name"]:
+        if (
+            merged
+            and output.get("output_type") == "stream" == merged[-1].get("output_type")
+            and output["name"] == merged[-1]["name"]
+        ):
             merged[-1] = {**merged[-1], "text": merged[-1]["text"] + output["text"]}
         else:
             merged.append(dict(output))
@@ -405,14 +444,25 @@ def test_the_probe_records_the_packages_the_page_imported_even_those_the_templat
     forked from a template that loaded torch before the page started; the kernel's own
     imports and the standard library do not."""
     (tmp_path / "helper_pkg.py").write_text("def version():\n    import torch\n    return torch.__version__\n")
-    cells = {"uses-torch": ["import helper_pkg", "print(helper_pkg.version() != '')"],
-             "numpy-only": ["import json, numpy as np", "np.ones(2).sum()"]}
+    cells = {
+        "uses-torch": ["import helper_pkg", "print(helper_pkg.version() != '')"],
+        "numpy-only": ["import json, numpy as np", "np.ones(2).sum()"],
+    }
 
     def run(preload):
-        runs = [Run(name, nbformat.v4.new_notebook(
+        runs = [
+            Run(
+                name,
+                nbformat.v4.new_notebook(
                     cells=[nbformat.v4.new_code_cell(c) for c in sources],
-                    metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}),
-                    str(tmp_path), 300, False) for name, sources in cells.items()]
+                    metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+                ),
+                str(tmp_path),
+                300,
+                False,
+            )
+            for name, sources in cells.items()
+        ]
         return execute_notebooks(runs, jobs=2, roots=[str(tmp_path)], excluded=[], preload=preload)
 
     for preload in (None, ["numpy", "torch"]):
@@ -435,11 +485,20 @@ def test_every_kernel_computes_with_one_thread_unless_the_builder_says_otherwise
     assert kernel_threads()["OMP_NUM_THREADS"] == "3"
     # A record made with other settings is stale; one without (made before them) too.
     checker = Checker(tmp_path / "requirements.txt", dict.fromkeys(THREAD_VARIABLES, "1"))
-    record = {"format": RECORD_FORMAT, "code": "c", "python": sys.version, "requirements": None,
-              "threads": dict.fromkeys(THREAD_VARIABLES, "1"), "files": {}, "folders": {}}
+    record = {
+        "format": RECORD_FORMAT,
+        "code": "c",
+        "python": sys.version,
+        "requirements": None,
+        "threads": dict.fromkeys(THREAD_VARIABLES, "1"),
+        "files": {},
+        "folders": {},
+    }
     assert checker.stale(record, "c") is None
-    assert checker.stale({**record, "threads": dict.fromkeys(THREAD_VARIABLES, "2")}, "c") == \
-        "the kernels' thread settings changed"
+    assert (
+        checker.stale({**record, "threads": dict.fromkeys(THREAD_VARIABLES, "2")}, "c")
+        == "the kernels' thread settings changed"
+    )
     assert checker.stale({k: v for k, v in record.items() if k != "threads"}, "c") is not None
     monkeypatch.delenv("OMP_NUM_THREADS")
 
@@ -448,8 +507,11 @@ def test_every_kernel_computes_with_one_thread_unless_the_builder_says_otherwise
     limits = dict.fromkeys(THREAD_VARIABLES, "1")
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    notebook.cells = [nbformat.v4.new_code_cell(
-        f"import os, torch\nprint([os.environ.get(v) for v in {THREAD_VARIABLES!r}], torch.get_num_threads())")]
+    notebook.cells = [
+        nbformat.v4.new_code_cell(
+            f"import os, torch\nprint([os.environ.get(v) for v in {THREAD_VARIABLES!r}], torch.get_num_threads())"
+        )
+    ]
     for preload in (None, ["numpy", "torch"]):
         runs = [Run(f"nb{i}", copy.deepcopy(notebook), str(tmp_path), 300, False) for i in range(2)]
         outcomes = execute_notebooks(runs, jobs=2, roots=[str(tmp_path)], excluded=[], preload=preload, env=limits)

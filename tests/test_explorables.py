@@ -263,13 +263,14 @@ def test_pages_with_an_explorable_depend_on_every_file_its_data_reads():
     from bookext.explorables import data_dependencies
 
     names = {p.name for p in data_dependencies()}
-    assert {"explorables.py", "compute.py", "model_parameters.py", "models.py", "width.py",
-            "models.csv"} <= names
+    assert {"explorables.py", "compute.py", "model_parameters.py", "models.py", "width.py", "models.csv"} <= names
     assert "trained_ffn.py" not in names  # only what the data needs
     # Every ffnbook module that computing the data imports, in a fresh process, is among them.
-    script = ("import sys, ffnbook.explorables as x\n"
-              "[x.explorable_data(k) for k in x.KINDS]\n"
-              "print('\\n'.join(m.__file__ for n, m in sys.modules.items() if n.startswith('ffnbook')))")
+    script = (
+        "import sys, ffnbook.explorables as x\n"
+        "[x.explorable_data(k) for k in x.KINDS]\n"
+        "print('\\n'.join(m.__file__ for n, m in sys.modules.items() if n.startswith('ffnbook')))"
+    )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     imported = {Path(line).resolve() for line in run.stdout.split()}
     assert imported and imported <= {p.resolve() for p in data_dependencies()}

@@ -55,8 +55,10 @@ def open_page(browser, server):
         page.errors, page.foreign = [], []
         page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: page.errors.append(str(e)))
-        page.on("request", lambda r: page.foreign.append(r.url)
-                if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
+        page.on(
+            "request",
+            lambda r: page.foreign.append(r.url) if urlparse(r.url).hostname not in ("127.0.0.1", None) else None,
+        )
         page.goto(server + name + ".html")
         page.wait_for_load_state("load")
         return page
@@ -91,18 +93,28 @@ def shown_results(page) -> dict:
 def expected(kind: str, s: dict) -> dict:
     """ffnbook's values for the settings ``s`` read from the page."""
     if kind == "width":
-        return explorables.width_state(int(s["d_model"]), s["ratio"], s["gated"] == "true",
-                                       int(s["multiple_of"]), s["bias"])
+        return explorables.width_state(
+            int(s["d_model"]), s["ratio"], s["gated"] == "true", int(s["multiple_of"]), s["bias"]
+        )
     if kind == "compute":
         return explorables.compute_state(s["model"], int(s["n_ctx"]))
     if kind == "moe":
-        return explorables.moe_state(s["model"], n_experts=int(s["n_experts"]),
-                                     experts_per_token=int(s["experts_per_token"]), d_ff=int(s["d_ff"]),
-                                     n_shared_experts=int(s["n_shared_experts"]))
+        return explorables.moe_state(
+            s["model"],
+            n_experts=int(s["n_experts"]),
+            experts_per_token=int(s["experts_per_token"]),
+            d_ff=int(s["d_ff"]),
+            n_shared_experts=int(s["n_shared_experts"]),
+        )
     mla = get_model(s["model"]).attention == "mla"
     return explorables.parameter_state(
-        s["model"], n_layers=int(s["n_layers"]), d_model=int(s["d_model"]), vocab_size=int(s["vocab_size"]),
-        tied_head=s["tied_head"], **({} if mla else {"n_kv_heads": int(s["n_kv_heads"])}))
+        s["model"],
+        n_layers=int(s["n_layers"]),
+        d_model=int(s["d_model"]),
+        vocab_size=int(s["vocab_size"]),
+        tied_head=s["tied_head"],
+        **({} if mla else {"n_kv_heads": int(s["n_kv_heads"])}),
+    )
 
 
 def check_shown(results: dict, want: dict, where: str) -> None:
@@ -152,18 +164,38 @@ def parity_inputs(kind: str, rng: random.Random) -> list[dict]:
     if kind == "width":
         for m in load_models():
             if not m.is_moe:
-                inputs.append({"d_model": m.d_model, "ratio": m.d_ff / m.d_model, "gated": False,
-                               "multiple_of": 1, "bias": m.ffn_bias})
+                inputs.append(
+                    {
+                        "d_model": m.d_model,
+                        "ratio": m.d_ff / m.d_model,
+                        "gated": False,
+                        "multiple_of": 1,
+                        "bias": m.ffn_bias,
+                    }
+                )
         for s in width.LLAMA_SETTINGS:
-            inputs.append({"d_model": s.d_model, "ratio": 4 * (s.ffn_dim_multiplier or 1), "gated": True,
-                           "multiple_of": s.multiple_of, "bias": False})
+            inputs.append(
+                {
+                    "d_model": s.d_model,
+                    "ratio": 4 * (s.ffn_dim_multiplier or 1),
+                    "gated": True,
+                    "multiple_of": s.multiple_of,
+                    "bias": False,
+                }
+            )
         # Exact halves: Python's round() sends them to the even neighbour.
         inputs += [{"d_model": d, "ratio": 0.5, "gated": False, "multiple_of": 1, "bias": True} for d in (3, 5, 7, 9)]
         while len(inputs) < 300:
             ratio = rng.choice([rng.randrange(5, 81) / 10, rng.uniform(0.5, 8)])
-            inputs.append({"d_model": rng.randrange(2, 20481), "ratio": ratio, "gated": rng.random() < 0.5,
-                           "multiple_of": rng.choice([1, 8, 64, 256, 1024, 4096, rng.randrange(1, 5000)]),
-                           "bias": rng.random() < 0.5})
+            inputs.append(
+                {
+                    "d_model": rng.randrange(2, 20481),
+                    "ratio": ratio,
+                    "gated": rng.random() < 0.5,
+                    "multiple_of": rng.choice([1, 8, 64, 256, 1024, 4096, rng.randrange(1, 5000)]),
+                    "bias": rng.random() < 0.5,
+                }
+            )
     elif kind == "compute":
         for m in load_models():
             inputs += [{"model": m.name, "n_ctx": n} for n in (1, 2, 1024, 4096, 4097, 2**20)]
@@ -178,13 +210,19 @@ def parity_inputs(kind: str, rng: random.Random) -> list[dict]:
             s: dict = {"model": m.name}
             if kind == "moe":
                 s["n_experts"] = rng.randrange(1, 300)
-                s.update(experts_per_token=rng.randrange(1, min(s["n_experts"], 40) + 1),
-                         d_ff=rng.randrange(1, 40000), n_shared_experts=rng.randrange(0, 5))
+                s.update(
+                    experts_per_token=rng.randrange(1, min(s["n_experts"], 40) + 1),
+                    d_ff=rng.randrange(1, 40000),
+                    n_shared_experts=rng.randrange(0, 5),
+                )
             else:
                 step = 2 if m.architecture == "encoder-decoder" else 1
-                s.update(n_layers=rng.randrange(m.n_dense_layers + 1 if m.is_moe else step, 200, step),
-                         d_model=m.n_heads * rng.randrange(1, 300), vocab_size=rng.randrange(1, 300000),
-                         tied_head=rng.random() < 0.5)
+                s.update(
+                    n_layers=rng.randrange(m.n_dense_layers + 1 if m.is_moe else step, 200, step),
+                    d_model=m.n_heads * rng.randrange(1, 300),
+                    vocab_size=rng.randrange(1, 300000),
+                    tied_head=rng.random() < 0.5,
+                )
                 if m.attention != "mla":
                     s["n_kv_heads"] = rng.choice([k for k in range(1, m.n_heads + 1) if m.n_heads % k == 0])
             inputs.append(s)
@@ -216,15 +254,20 @@ def test_the_script_computes_what_ffnbook_computes(open_page, kind):
             elif isinstance(want, int):
                 assert have == want and float(have).is_integer(), f"{kind} {s}: {key} = {have!r}, ffnbook {want}"
             else:
-                assert math.isclose(have, want, rel_tol=1e-12, abs_tol=1e-12), f"{kind} {s}: {key} = {have!r}, ffnbook {want!r}"
+                assert math.isclose(have, want, rel_tol=1e-12, abs_tol=1e-12), (
+                    f"{kind} {s}: {key} = {have!r}, ffnbook {want!r}"
+                )
     assert not page.errors
 
 
 # --- moving every control by keyboard -------------------------------------------------------------
 
 # Keys that move each kind of control: a range and a select step by one, a checkbox toggles.
-KEYS = {"range": ["ArrowRight", "ArrowRight", "ArrowLeft", "End", "Home", "PageUp"],
-        "select-one": ["ArrowDown", "ArrowDown", "ArrowUp"], "checkbox": ["Space", "Space"]}
+KEYS = {
+    "range": ["ArrowRight", "ArrowRight", "ArrowLeft", "End", "Home", "PageUp"],
+    "select-one": ["ArrowDown", "ArrowDown", "ArrowUp"],
+    "checkbox": ["Space", "Space"],
+}
 
 
 @pytest.mark.parametrize("kind", explorables.KINDS)
@@ -329,8 +372,12 @@ def test_moe_starts_at_mixtral_as_the_prose_counts_it(open_page, site):
 
 # --- degrades, light, local, accessible --------------------------------------------------------------
 
-STATIC = {"width": "#fig-width-ratio", "parameters": "#fig-parameter-shares", "compute": "table",
-          "moe": "#stored-and-active-parameters p"}
+STATIC = {
+    "width": "#fig-width-ratio",
+    "parameters": "#fig-parameter-shares",
+    "compute": "table",
+    "moe": "#stored-and-active-parameters p",
+}
 
 
 @pytest.mark.parametrize("kind", explorables.KINDS)
@@ -354,8 +401,9 @@ def test_scripts_load_only_where_an_explorable_is_and_fit_the_budget(site):
     for page in sorted(site.glob("*.html")):
         soup = soup_of(site, page.stem)
         boxes = soup.select("div.ffn-x[data-kind]")
-        loaded = [Path(s["src"].split("?")[0]).stem for s in soup.find_all("script", src=True)
-                  if "/explorables/" in s["src"]]  # in document order: the core runs first
+        loaded = [
+            Path(s["src"].split("?")[0]).stem for s in soup.find_all("script", src=True) if "/explorables/" in s["src"]
+        ]  # in document order: the core runs first
         kinds = sorted(box["data-kind"] for box in boxes)
         assert loaded == (["core", *kinds] if kinds else []), f"{page.name} loads {loaded}"
         assert [b["data-kind"] for b in boxes] == ([k for k, n in ALL_PAGES.items() if n == page.stem]), page.name
@@ -427,10 +475,12 @@ EXTREMES = """() => [...document.querySelectorAll('.ffn-x-controls [data-key]')]
 
 
 #: Texts each figure always shows (the key of the compute figure names its lines).
-REQUIRED_LABELS = {"width": ["this FFN: ", "8/3", "4", "FFN ", "attention "],
-                   "parameters": ["as in the sheet", "as set here", "FFN", "attention", "embeddings"],
-                   "compute": ["FLOPs per token"], "moe": ["as released, stored", "as set here, active",
-                                                          "FFN (experts)", "everything else"]}
+REQUIRED_LABELS = {
+    "width": ["this FFN: ", "8/3", "4", "FFN ", "attention "],
+    "parameters": ["as in the sheet", "as set here", "FFN", "attention", "embeddings"],
+    "compute": ["FLOPs per token"],
+    "moe": ["as released, stored", "as set here, active", "FFN (experts)", "everything else"],
+}
 
 
 @pytest.mark.parametrize("device", ("phone", "desktop"))
@@ -454,8 +504,9 @@ def test_labels_never_overlap_or_leave_the_figure_at_any_extreme(open_page, kind
             if not any(label.startswith(needed) for label in found["labels"]):
                 problems.append(f"{where}: no label {needed!r} among {found['labels']}")
 
-    models = page.evaluate("() => [...(document.querySelector('.ffn-x-controls [data-key=model]')?.options || [])]"
-                           ".map(o => o.value)") or [None]
+    models = page.evaluate(
+        "() => [...(document.querySelector('.ffn-x-controls [data-key=model]')?.options || [])].map(o => o.value)"
+    ) or [None]
     for model in models:
         if model is not None:
             check("model", model, model)
@@ -480,8 +531,9 @@ def test_models_are_offered_in_the_sheets_order(open_page):
     sheet = [m.name for m in load_models()]
     for kind in ("parameters", "compute", "moe"):
         page = open_page(PAGES[kind])
-        offered = page.evaluate("() => [...document.querySelector('.ffn-x-controls [data-key=model]').options]"
-                                ".map(o => o.value)")
+        offered = page.evaluate(
+            "() => [...document.querySelector('.ffn-x-controls [data-key=model]').options].map(o => o.value)"
+        )
         assert offered == [n for n in sheet if n in offered] and len(offered) >= 2, (kind, offered)
 
 

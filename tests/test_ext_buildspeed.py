@@ -18,8 +18,12 @@ def test_a_build_collects_less_and_leaves_the_collector_as_it_found_it(make_app,
     srcdir = tmp_path / "pages"
     shutil.copytree(rootdir / "test-pages", srcdir)
     before = gc.get_threshold()
-    app = make_app("html", srcdir=srcdir, freshenv=True, confoverrides={
-        "extensions": ["myst_nb", "sphinx_design", "bookext.staticsite", "bookext.buildspeed"]})
+    app = make_app(
+        "html",
+        srcdir=srcdir,
+        freshenv=True,
+        confoverrides={"extensions": ["myst_nb", "sphinx_design", "bookext.staticsite", "bookext.buildspeed"]},
+    )
     during = {}
 
     def look(app_, env):

@@ -49,15 +49,12 @@ def test_aliases_shown_text_and_case_lead_to_the_same_entries(tiny_page):
     # Tooltips are numbered in reading order, so two builds write the same ids.
     tips = [t.find(role="tooltip")["id"] for t in terms(tiny_page)]
     assert tips == [f"ffn-tip-{i}" for i in range(4)]
-    assert [t["data-level"] for t in terms(tiny_page)] == ["beginner", "beginner", "intermediate",
-                                                      "advanced"]
+    assert [t["data-level"] for t in terms(tiny_page)] == ["beginner", "beginner", "intermediate", "advanced"]
 
 
-def test_a_term_missing_from_the_glossary_is_a_warning_naming_it_and_the_page(
-        tiny_page, tiny_book):
+def test_a_term_missing_from_the_glossary_is_a_warning_naming_it_and_the_page(tiny_page, tiny_book):
     warnings = strip_colors(tiny_book.warning.getvalue())
-    assert "index.md:6: WARNING: 'squashing function' is not in the glossary (docs/glossary.yml)" \
-        in warnings
+    assert "index.md:6: WARNING: 'squashing function' is not in the glossary (docs/glossary.yml)" in warnings
     assert warnings.count("WARNING") == 1, warnings
     assert "A squashing function is not" in " ".join(tiny_page("index").body.get_text().split())
 
@@ -66,16 +63,15 @@ def test_glossary_page_lists_every_term_with_its_level_aliases_and_see_also(tiny
     page = tiny_page("glossary")
     entries = page.select("dl.ffn-glossary > dt")
     assert [dt["id"] for dt in entries] == ["term-GELU", "term-ReLU", "term-router"]  # alphabetical
-    assert [dt.select_one(".ffn-level").get_text() for dt in entries] == [
-        "intermediate", "beginner", "advanced"]
+    assert [dt.select_one(".ffn-level").get_text() for dt in entries] == ["intermediate", "beginner", "advanced"]
     relu = page.find("dt", id="term-ReLU").find_next_sibling("dd").get_text(" ")
     assert "Also: rectifier" in " ".join(relu.split())
-    assert page.find("dt", id="term-ReLU").find_next_sibling("dd").select_one(
-        "a[href='#term-GELU']") is not None, "see also links to GELU"
+    assert page.find("dt", id="term-ReLU").find_next_sibling("dd").select_one("a[href='#term-GELU']") is not None, (
+        "see also links to GELU"
+    )
     # An alias is a glossary term too: {term}`rectifier` resolves to ReLU's entry.
     links = tiny_page("index").select("a[href='glossary.html#term-ReLU']")
-    plain_refs = [a.get_text() for a in links
-                  if not a.find_parent(class_="ffn-term")]
+    plain_refs = [a.get_text() for a in links if not a.find_parent(class_="ffn-term")]
     assert plain_refs == ["rectifier"]
 
 
@@ -89,4 +85,4 @@ def test_glossary_page_has_a_letter_bar_names_on_their_own_line_and_a_space_befo
     also = relu.find_next_sibling("dd").find("p")
     assert "ffn-also" in also["class"] and " ".join(also.get_text(" ").split()) == "Also: rectifier"
     # The term's text as search results quote it: a space between the term and its level.
-    assert " ".join(relu.get_text().split()) .startswith("ReLU beginner")
+    assert " ".join(relu.get_text().split()).startswith("ReLU beginner")

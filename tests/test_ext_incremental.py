@@ -61,7 +61,8 @@ def test_the_search_index_of_a_no_op_or_one_page_build_equals_a_clean_builds(boo
     _build(book, tmp_path / "clean")
     assert _search_index(builddir) == _search_index(tmp_path / "clean")
     assert (builddir / "html" / "searchindex.js").read_bytes() == (
-        tmp_path / "clean" / "html" / "searchindex.js").read_bytes()
+        tmp_path / "clean" / "html" / "searchindex.js"
+    ).read_bytes()
 
 
 def test_an_image_no_page_uses_any_more_is_not_published(book, tmp_path):
@@ -93,8 +94,7 @@ def test_pages_journaled_as_unwritten_are_read_and_written_again(book, tmp_path)
     # What a build stopped while writing leaves: beta read, not written.
     (builddir / "doctrees" / "ffnbook-unwritten.json").write_text('["beta"]')
     app = _build(book, builddir)
-    assert "reading 1 pages again that an earlier build read but did not finish writing: beta" \
-        in app._status.getvalue()
+    assert "reading 1 pages again that an earlier build read but did not finish writing: beta" in app._status.getvalue()
     assert "Beta" in html.read_text()
     assert not (builddir / "doctrees" / "ffnbook-unwritten.json").exists()
 
@@ -126,8 +126,9 @@ def test_a_second_build_of_a_folder_waits_for_the_first_and_says_so(tmp_path):
     (srcdir / "index.rst").write_text("Tiny\n====\n")
     builddir = tmp_path / "build"
     builddir.mkdir()
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(builddir / ".build.lock"), "2"],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(builddir / ".build.lock"), "2"], stdout=subprocess.PIPE, text=True
+    )
     assert holder.stdout.readline() == "locked\n"
     started = time.monotonic()
     app = _build(srcdir, builddir)
@@ -174,8 +175,13 @@ os.kill(os.getpid(), signal.SIGKILL)
 
 def test_the_kernel_template_removes_its_folder_when_its_build_is_killed():
     ext = Path(__file__).resolve().parents[1] / "docs" / "_ext"
-    owner = subprocess.run([sys.executable, "-c", KILL_OWNER], capture_output=True, text=True, timeout=120,
-                           env=dict(os.environ, PYTHONPATH=str(ext)))
+    owner = subprocess.run(
+        [sys.executable, "-c", KILL_OWNER],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=str(ext)),
+    )
     folder = Path(owner.stdout.strip())
     assert folder.name.startswith("bookext-kernels-"), owner.stderr
     deadline = time.monotonic() + 30

@@ -20,8 +20,7 @@ SOURCE = textwrap.dedent('''\
 
 
 def test_roles_read_as_the_names_they_show():
-    assert plain_roles(":class:`~a.b.C`, :py:func:`a.f`, :data:`the table <a.TABLE>`") == \
-        "`C`, `a.f`, `the table`"
+    assert plain_roles(":class:`~a.b.C`, :py:func:`a.f`, :data:`the table <a.TABLE>`") == "`C`, `a.f`, `the table`"
     assert plain_roles("no roles, ``code`` and `x`") == "no roles, ``code`` and `x`"
 
 

@@ -12,8 +12,9 @@ from bookext import mathfont
 
 def test_a_one_letter_identifier_is_drawn_in_its_italic_form():
     chars = mathfont.needed_characters(
-        "<math><mi>x</mi><mi>h</mi><mi>β</mi><mi>FFN</mi><mi mathvariant=\"normal\">d</mi>"
-        "<mo>&#x2061;</mo><mo>&lt;</mo><mtext> in </mtext><mn>12</mn></math>")
+        '<math><mi>x</mi><mi>h</mi><mi>β</mi><mi>FFN</mi><mi mathvariant="normal">d</mi>'
+        "<mo>&#x2061;</mo><mo>&lt;</mo><mtext> in </mtext><mn>12</mn></math>"
+    )
     # U+1D465 MATHEMATICAL ITALIC SMALL X, U+210E PLANCK CONSTANT (italic h), U+1D6FD italic beta.
     assert chars == {"\U0001d465", "\u210e", "\U0001d6fd", "F", "N", "d", "<", "i", "n", "1", "2"}
 

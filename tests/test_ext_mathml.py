@@ -4,7 +4,6 @@ page, line and formula for LaTeX the converter cannot handle (bad.md)."""
 
 from __future__ import annotations
 
-import pytest
 from sphinx.util.console import strip_colors
 
 TESTROOT = "mathml"
@@ -29,8 +28,7 @@ def test_a_labelled_equation_is_numbered_and_referenced(tiny_page):
     assert reference is not None and "(1)" in reference.get_text()
 
 
-def test_a_formula_the_converter_cannot_handle_is_a_warning_naming_page_line_and_formula(
-        tiny_page, tiny_book):
+def test_a_formula_the_converter_cannot_handle_is_a_warning_naming_page_line_and_formula(tiny_page, tiny_book):
     warnings = strip_colors(tiny_book.warning.getvalue())
     assert "bad.md:3: WARNING: cannot convert math to MathML" in warnings, warnings
     assert r"\notacommand{x}" in warnings

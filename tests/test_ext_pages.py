@@ -27,9 +27,11 @@ def descriptions(page, name: str) -> list[str]:
 
 def test_description_is_the_learning_goals_else_the_first_long_paragraph(page):
     assert descriptions(page, "index") == [
-        "Learn where the description of a page comes from; which scripts a page loads."]
+        "Learn where the description of a page comes from; which scripts a page loads."
+    ]
     assert descriptions(page, "plain") == [
-        "This paragraph, the first one longer than forty characters, describes the page."]
+        "This paragraph, the first one longer than forty characters, describes the page."
+    ]
 
 
 def test_a_page_that_sets_its_own_description_keeps_it(page):
@@ -65,15 +67,15 @@ def test_every_script_with_a_file_is_deferred_and_the_options_are_inline(page, q
 def test_the_search_page_keeps_sphinx_script_order(page):
     external = [s["src"] for s in scripts(page, "search") if s.get("src")]
     assert any("documentation_options.js" in src for src in external)
-    assert not any(s.has_attr("defer") for s in scripts(page, "search")
-                   if "searchtools" in s.get("src", ""))
+    assert not any(s.has_attr("defer") for s in scripts(page, "search") if "searchtools" in s.get("src", ""))
 
 
 def test_sphinx_design_files_only_on_pages_that_use_it(page):
     def design_files(name):
         html = page(name)
-        return ([link["href"] for link in html.find_all("link", href=re.compile("sphinx-design"))]
-                + [s["src"] for s in html.find_all("script", src=re.compile("design-tabs"))])
+        return [link["href"] for link in html.find_all("link", href=re.compile("sphinx-design"))] + [
+            s["src"] for s in html.find_all("script", src=re.compile("design-tabs"))
+        ]
 
     assert len(design_files("cards")) == 2
     for name in ("index", "plain", "refs", "notebook", "search"):
@@ -93,8 +95,7 @@ def test_bibliography_entries_are_list_items_without_the_deprecated_role(page):
 def test_a_folded_cell_is_named_by_its_visible_summary(page):
     summary = page("notebook").select_one("details.hide > summary")
     assert summary is not None and not summary.has_attr("aria-label")
-    assert [p.get_text() for p in summary.find_all("p")] == ["Show code cell source",
-                                                             "Hide code cell source"]
+    assert [p.get_text() for p in summary.find_all("p")] == ["Show code cell source", "Hide code cell source"]
 
 
 # --- 404, sitemap, robots.txt ---------------------------------------------------------------------
@@ -112,7 +113,7 @@ def test_the_404_page_resolves_its_links_from_the_site_root(page):
 def test_sitemap_lists_the_content_pages_and_robots_points_to_it(page, quiet_tiny_book):
     sitemap = (quiet_tiny_book.outdir / "sitemap.xml").read_text()
     assert re.findall(r"<loc>([^<]+)</loc>", sitemap) == [
-        f"https://example.org/book/{name}.html"
-        for name in ("cards", "index", "notebook", "own", "plain", "refs")]
+        f"https://example.org/book/{name}.html" for name in ("cards", "index", "notebook", "own", "plain", "refs")
+    ]
     robots = (quiet_tiny_book.outdir / "robots.txt").read_text()
     assert "Sitemap: https://example.org/book/sitemap.xml" in robots

@@ -41,8 +41,9 @@ def test_on_the_saved_theme_output_every_edit_is_done(edits, saved):
     assert icons > 0 and text.count('<svg class="svg-inline--fa ') == icons
     assert 'class="fa' not in text and "theme-switch fa-solid" not in text
     # The icon keeps its other classes and attributes (the theme's script finds it by them).
-    assert ('<svg class="svg-inline--fa fa-sun theme-switch fa-lg fa-fw" data-mode="light" '
-            'title="Light" aria-hidden="true"') in text
+    assert (
+        '<svg class="svg-inline--fa fa-sun theme-switch fa-lg fa-fw" data-mode="light" title="Light" aria-hidden="true"'
+    ) in text
     assert text.count('<img loading="lazy" alt=') == 2
 
 
@@ -52,22 +53,30 @@ def test_the_edits_are_idempotent(edits, saved):
     assert twice == once and problems == []
 
 
-@pytest.mark.parametrize("original, changed, edit", [
-    # An attribute Font Awesome's script would accept, but the edit's pattern does not.
-    ('<span class="fa-solid fa-bars"></span>',
-     '<span class="fa-solid fa-bars" role="presentation">', "icons as inline SVG"),
-    # Font Awesome 4's class names.
-    ('<i class="fas fa-rocket"></i>', '<i class="fa fa-rocket">', "icons as inline SVG"),
-    # An icon the theme's script does not have (by this name).
-    ('<i class="fas fa-download"></i>', '<i class="fas fa-download-alt">', "icons as inline SVG"),
-    # The logo's attributes in another order.
-    ('<img alt="Binder logo" src="_static/images/logo_binder.svg">',
-     '<img src="_static/images/logo_binder.svg" alt="Binder logo">', "lazy launch-menu logos"),
-])
-def test_changed_theme_markup_is_reported_by_the_edit_that_missed_it(edits, saved, original,
-                                                                     changed, edit):
+@pytest.mark.parametrize(
+    "original, changed, edit",
+    [
+        # An attribute Font Awesome's script would accept, but the edit's pattern does not.
+        (
+            '<span class="fa-solid fa-bars"></span>',
+            '<span class="fa-solid fa-bars" role="presentation">',
+            "icons as inline SVG",
+        ),
+        # Font Awesome 4's class names.
+        ('<i class="fas fa-rocket"></i>', '<i class="fa fa-rocket">', "icons as inline SVG"),
+        # An icon the theme's script does not have (by this name).
+        ('<i class="fas fa-download"></i>', '<i class="fas fa-download-alt">', "icons as inline SVG"),
+        # The logo's attributes in another order.
+        (
+            '<img alt="Binder logo" src="_static/images/logo_binder.svg">',
+            '<img src="_static/images/logo_binder.svg" alt="Binder logo">',
+            "lazy launch-menu logos",
+        ),
+    ],
+)
+def test_changed_theme_markup_is_reported_by_the_edit_that_missed_it(edits, saved, original, changed, edit):
     """``changed`` is the opening tag a changed theme writes instead of ``original``."""
-    closing = original[original.index(">") + 1:]
+    closing = original[original.index(">") + 1 :]
     assert original in saved
     _, problems = edit_page(saved.replace(original, changed + closing, 1), "notebook.html", edits)
     assert problems == [f"{edit}: notebook.html still has {changed!r}"]
@@ -75,8 +84,10 @@ def test_changed_theme_markup_is_reported_by_the_edit_that_missed_it(edits, save
 
 # --- the theme's stylesheet and fonts ------------------------------------------------------
 
-CSS = ('.fa-bars{--fa:"\\f0c9"}.fa-close,.fa-xmark{--fa:"\\f00d"}.fa-unused{--fa:"\\f000"}'
-       '.x{color:red}/*# sourceMappingURL=pydata-sphinx-theme.css.map*/')
+CSS = (
+    '.fa-bars{--fa:"\\f0c9"}.fa-close,.fa-xmark{--fa:"\\f00d"}.fa-unused{--fa:"\\f000"}'
+    ".x{color:red}/*# sourceMappingURL=pydata-sphinx-theme.css.map*/"
+)
 
 
 def test_glyph_rules_of_unused_icons_go_and_the_rest_stay_whole():
@@ -99,7 +110,7 @@ def test_the_installed_theme_stylesheet_still_has_what_the_edits_change():
     trimmed = trim_theme_css(css, {"bars"})
     kept = postprocess.GLYPH_RULE.findall(trimmed)
     assert len(postprocess.GLYPH_RULE.findall(css)) > len(kept) > 0
-    assert all({"bars", "xmark"} & {s[len(".fa-"):] for s in rule.split(",")} for rule in kept)
+    assert all({"bars", "xmark"} & {s[len(".fa-") :] for s in rule.split(",")} for rule in kept)
 
 
 def test_a_theme_without_the_icon_script_or_fonts_fails_the_build(tmp_path):

@@ -24,8 +24,12 @@ def fragment(entry: dict) -> BeautifulSoup:
 def test_each_reference_gets_a_preview_of_its_kind(quiet_tiny_book):
     found = previews(quiet_tiny_book, "refs")
     kinds = {href: entry["kind"] for href, entry in found.items()}
-    assert kinds == {"index.html#fig-wide": "figure", "index.html#equation-eq-ffn": "equation",
-                     "index.html#sec-shapes": "section", "index.html": "section"}
+    assert kinds == {
+        "index.html#fig-wide": "figure",
+        "index.html#equation-eq-ffn": "equation",
+        "index.html#sec-shapes": "section",
+        "index.html": "section",
+    }
 
 
 def test_a_figure_preview_has_its_image_and_numbered_caption(quiet_tiny_book):
@@ -67,11 +71,12 @@ def test_previews_are_inert_copies(quiet_tiny_book):
 
 def test_the_script_and_the_address_only_on_pages_with_references(quiet_tiny_book):
     def loads(page):
-        soup = BeautifulSoup((quiet_tiny_book.outdir / f"{page}.html").read_text(encoding="utf-8"),
-                             "html.parser")
+        soup = BeautifulSoup((quiet_tiny_book.outdir / f"{page}.html").read_text(encoding="utf-8"), "html.parser")
         meta = soup.find("meta", attrs={"name": "ffnbook:previews"})
-        return (any("previews.js" in s.get("src", "") for s in soup.select("script[src]")),
-                meta["content"] if meta else None)
+        return (
+            any("previews.js" in s.get("src", "") for s in soup.select("script[src]")),
+            meta["content"] if meta else None,
+        )
 
     assert loads("refs") == (True, "_previews/refs.json")
     assert loads("sub/deep") == (True, "../_previews/sub/deep.json")

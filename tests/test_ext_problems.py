@@ -78,8 +78,10 @@ def test_problems_are_numbered_in_reading_order(tiny_page):
 def test_the_script_and_style_load_only_on_pages_with_a_problem(tiny_page):
     def loads(name):
         page = tiny_page(name)
-        return ([s["src"] for s in page.select("script[src]") if "problems" in s["src"]],
-                [s["href"] for s in page.select("link[rel=stylesheet]") if "problems" in s["href"]])
+        return (
+            [s["src"] for s in page.select("script[src]") if "problems" in s["src"]],
+            [s["href"] for s in page.select("link[rel=stylesheet]") if "problems" in s["href"]],
+        )
 
     scripts, styles = loads("index")
     assert len(scripts) == 1 and len(styles) == 1
@@ -105,9 +107,16 @@ def test_each_broken_problem_is_an_error_naming_page_and_fault(tiny_book):
     assert len(errors) == len(expected), warnings
 
 
-@pytest.mark.parametrize("answer, spec, shown", [
-    (176160768, None, "176,160,768"), (0.123456, None, "0.1235"), (4.5e9, None, "4.5e9"),
-    (2 / 3, ".1%", "66.7%"), (12288, "d", "12288")])
+@pytest.mark.parametrize(
+    "answer, spec, shown",
+    [
+        (176160768, None, "176,160,768"),
+        (0.123456, None, "0.1235"),
+        (4.5e9, None, "4.5e9"),
+        (2 / 3, ".1%", "66.7%"),
+        (12288, "d", "12288"),
+    ],
+)
 def test_the_answer_is_shown_as_its_format_says(answer, spec, shown):
     from bookext.problem_text import answer_text
 

@@ -21,8 +21,10 @@ def markdown(tiny_book) -> list[str]:
 
 def test_roles_resolve_as_the_site_resolves_them_and_code_stays_as_written(tiny_book):
     first = markdown(tiny_book)[1]
-    assert first.startswith("# The page\n\nThe [FFN](" + SITE + "glossary.html#term-FFN) has width 4,096 "
-                            "and ratio 4.0; see [Glossary](" + SITE + "glossary.html).")
+    assert first.startswith(
+        "# The page\n\nThe [FFN](" + SITE + "glossary.html#term-FFN) has width 4,096 "
+        "and ratio 4.0; see [Glossary](" + SITE + "glossary.html)."
+    )
     assert first.endswith("Code keeps `{term}`FFN`` and $\\{x\\}$ as written; so does \\{term}`FFN`.")
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from sphinx.util.console import strip_colors
 
 TESTROOT = "selfcheck"
@@ -38,8 +37,8 @@ def test_a_question_is_a_form_of_radio_options_each_with_its_reason(tiny_page):
         reasons[label.get_text()] = " ".join(why.get_text(" ").split())
     assert reasons == {
         "The same weights at every position.": "Right. One FFN serves all positions.",
-        "Different weights per position.":
-            "Not quite. That would multiply the parameters by the sequence length."}
+        "Different weights per position.": "Not quite. That would multiply the parameters by the sequence length.",
+    }
     button = quiz.select_one("button[type=submit]")
     assert button.get_text() == "Check answer" and "btn" in button["class"]  # the theme's button
     assert quiz.select_one(".ffn-result")["aria-live"] == "polite"
@@ -49,9 +48,10 @@ def test_options_are_shown_in_the_order_of_a_fixed_hash_not_the_source_order(tin
     """The order is the one bookext.quiz_order gives, recomputed here from the source."""
     import hashlib
 
-    source = {"What does *position-wise* mean?": ["The same weights at every position.",
-                                                  "Different weights per position."],
-              "Second question?": ["Yes.", "No."]}
+    source = {
+        "What does *position-wise* mean?": ["The same weights at every position.", "Different weights per position."],
+        "Second question?": ["Yes.", "No."],
+    }
     for quiz, (question, texts) in zip(quizzes(tiny_page), source.items(), strict=True):
         expected = sorted(texts, key=lambda t: hashlib.sha256(f"{question}\x00{t}".encode()).hexdigest())
         shown = [label.get_text() for label in quiz.select(".ffn-option > label")]
@@ -78,8 +78,7 @@ def test_questions_are_numbered_in_reading_order(tiny_page):
 
 
 def test_each_broken_question_is_an_error_naming_page_line_and_fault(tiny_book):
-    errors = re.findall(r"broken\.md:(\d+): ERROR: self-check: ([^\n]*)",
-                        strip_colors(tiny_book.warning.getvalue()))
+    errors = re.findall(r"broken\.md:(\d+): ERROR: self-check: ([^\n]*)", strip_colors(tiny_book.warning.getvalue()))
     expected = [
         (3, "invalid YAML: while parsing"),
         (7, "needs a 'question' text"),

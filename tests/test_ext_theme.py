@@ -123,40 +123,58 @@ def test_the_policy_names_each_inline_script_and_handler_of_the_themes_pages(pag
         soup = page(name)
         policy = soup.find("meta", attrs={"http-equiv": "Content-Security-Policy"})["content"]
         script_src = next(d.split() for d in policy.split(";") if d.split()[:1] == ["script-src"])
-        inline = [s.string or "" for s in soup.find_all("script") if not s.get("src")
-                  and s.get("type") in (None, "text/javascript")]
+        inline = [
+            s.string or ""
+            for s in soup.find_all("script")
+            if not s.get("src") and s.get("type") in (None, "text/javascript")
+        ]
         handlers = [v for tag in soup.find_all(True) for k, v in tag.attrs.items() if k.startswith("on")]
         assert inline, name  # the theme's own: colour mode, page name...
-        assert set(script_src) == {"script-src", "'self'", *(["'unsafe-hashes'"] if handlers else []),
-                                   *(script_hash(t) for t in inline + handlers)}, name
+        assert set(script_src) == {
+            "script-src",
+            "'self'",
+            *(["'unsafe-hashes'"] if handlers else []),
+            *(script_hash(t) for t in inline + handlers),
+        }, name
 
 
 def test_with_script_hashes_skips_data_blocks_and_needs_one_policy():
     from bookext.publishing import CONTENT_SECURITY_POLICY, _meta, script_hash, with_script_hashes
 
     head = _meta("Content-Security-Policy", CONTENT_SECURITY_POLICY, "http-equiv")
-    page = (f"<head>{head}<script>a()</script><script src='x.js'></script>"
-            '<script type="application/json">{"b": 1}</script></head><body><button onclick="c()">')
+    page = (
+        f"<head>{head}<script>a()</script><script src='x.js'></script>"
+        '<script type="application/json">{"b": 1}</script></head><body><button onclick="c()">'
+    )
     text, problems = with_script_hashes(page, "p.html")
     policy = text.split('content="')[1].split('"')[0].replace("&#x27;", "'")
     assert problems == [] and "script-src 'self' 'unsafe-hashes' " in policy
     assert sorted(policy.split("script-src 'self' 'unsafe-hashes' ")[1].split(";")[0].split()) == sorted(
-        [script_hash("a()"), script_hash("c()")])
+        [script_hash("a()"), script_hash("c()")]
+    )
     assert with_script_hashes(text, "p.html")[0] == text  # applied again: the same page
     assert with_script_hashes("<head></head>", "q.html")[1] == [
-        "content security policy: q.html has 0 policies, expected one"]
+        "content security policy: q.html has 0 policies, expected one"
+    ]
 
 
-@pytest.mark.sphinx("html", testroot="theme", srcdir="theme-changed", freshenv=True,
-                    confoverrides={"templates_path": ["_changed_templates", BOOK_TEMPLATES]})
+@pytest.mark.sphinx(
+    "html",
+    testroot="theme",
+    srcdir="theme-changed",
+    freshenv=True,
+    confoverrides={"templates_path": ["_changed_templates", BOOK_TEMPLATES]},
+)
 def test_a_theme_whose_markup_changed_fails_the_build_naming_the_edits(app):
     with pytest.raises(ThemeMarkupChanged) as failure:
         app.build()
     message = str(failure.value)
-    assert ("icons as inline SVG: index.html still has "
-            "'<i class=\"fa-solid fa-magnifying-glass\" role=\"presentation\">'") in message
-    assert ("lazy launch-menu logos: index.html still has "
-            "'<img src=\"_static/images/logo_binder.svg\" alt=\"Binder logo\">'") in message
+    assert (
+        'icons as inline SVG: index.html still has \'<i class="fa-solid fa-magnifying-glass" role="presentation">\''
+    ) in message
+    assert (
+        'lazy launch-menu logos: index.html still has \'<img src="_static/images/logo_binder.svg" alt="Binder logo">\''
+    ) in message
 
 
 def test_make_live_pages_allow_sphinx_autobuilds_reload_script():
@@ -169,8 +187,12 @@ def test_make_live_pages_allow_sphinx_autobuilds_reload_script():
     from bookext.publishing import live_reload_script
 
     makefile = (Path(bookext.__file__).resolve().parents[3] / "Makefile").read_text()
-    assert re.search(r"--host 127\.0\.0\.1 --port \$\(LIVE_PORT\).*"
-                     r"-D ffnbook_live_reload_host=127\.0\.0\.1:\$\(LIVE_PORT\)", makefile, re.S)
+    assert re.search(
+        r"--host 127\.0\.0\.1 --port \$\(LIVE_PORT\).*"
+        r"-D ffnbook_live_reload_host=127\.0\.0\.1:\$\(LIVE_PORT\)",
+        makefile,
+        re.S,
+    )
     app = SimpleNamespace(config=SimpleNamespace(ffnbook_live_reload_host="127.0.0.1:8000"))
     (script,) = live_reload_script(app)
     assert f"<script>{script}</script>" in web_socket_script("127.0.0.1:8000")

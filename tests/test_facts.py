@@ -89,17 +89,20 @@ def test_prompt_text_and_table(world):
     assert "s2, r3" in table and f"o{world.objects[2, 3]}" in table
 
 
-@pytest.mark.parametrize("call, error, message", [
-    (lambda w: facts.make_world(3, 2, 1), ValueError, "n_objects must be at least 2"),
-    (lambda w: facts.make_world(0, 2, 4), ValueError, "n_subjects must be a positive integer"),
-    (lambda w: facts.check_facts(w, [[7, 0]]), ValueError, r"facts must hold subject ids in \[0, 7\), got 7"),
-    (lambda w: facts.check_facts(w, [[0.0, 1.0]]), TypeError, "integer"),
-    (lambda w: facts.check_facts(w, [1, 2]), ValueError, r"shape \(n_facts, 2\)"),
-    (lambda w: facts.make_prompts(w, [[0, 0]], 2, np.random.default_rng(0)), ValueError, "at least 3"),
-    (lambda w: facts.make_prompts(w, [[0, 0]], 5, 0), TypeError, "numpy.random.Generator"),
-    (lambda w: facts.split_facts(w, 35), ValueError, r"n_held_out must be an integer in \[0, 35\)"),
-    (lambda w: facts.prompt_text(w, [99]), ValueError, "tokens must hold token ids in"),
-])
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda w: facts.make_world(3, 2, 1), ValueError, "n_objects must be at least 2"),
+        (lambda w: facts.make_world(0, 2, 4), ValueError, "n_subjects must be a positive integer"),
+        (lambda w: facts.check_facts(w, [[7, 0]]), ValueError, r"facts must hold subject ids in \[0, 7\), got 7"),
+        (lambda w: facts.check_facts(w, [[0.0, 1.0]]), TypeError, "integer"),
+        (lambda w: facts.check_facts(w, [1, 2]), ValueError, r"shape \(n_facts, 2\)"),
+        (lambda w: facts.make_prompts(w, [[0, 0]], 2, np.random.default_rng(0)), ValueError, "at least 3"),
+        (lambda w: facts.make_prompts(w, [[0, 0]], 5, 0), TypeError, "numpy.random.Generator"),
+        (lambda w: facts.split_facts(w, 35), ValueError, r"n_held_out must be an integer in \[0, 35\)"),
+        (lambda w: facts.prompt_text(w, [99]), ValueError, "tokens must hold token ids in"),
+    ],
+)
 def test_bad_input_is_refused_with_a_clear_message(world, call, error, message):
     with pytest.raises(error, match=message):
         call(world)

@@ -16,10 +16,8 @@ def reference_ffn(x, params, act):
     flat = x.reshape(-1, x.shape[-1])
     out = np.empty_like(flat)
     for n, row in enumerate(flat):
-        hidden = np.array([act(sum(row[i] * W1[i, j] for i in range(len(row))) + b1[j])
-                           for j in range(W1.shape[1])])
-        out[n] = [sum(hidden[j] * W2[j, k] for j in range(len(hidden))) + b2[k]
-                  for k in range(W2.shape[1])]
+        hidden = np.array([act(sum(row[i] * W1[i, j] for i in range(len(row))) + b1[j]) for j in range(W1.shape[1])])
+        out[n] = [sum(hidden[j] * W2[j, k] for j in range(len(hidden))) + b2[k] for k in range(W2.shape[1])]
     return out.reshape(x.shape)
 
 
@@ -51,8 +49,7 @@ def test_activation_elementwise_values(name):
 def test_gelu_is_x_times_normal_cdf_at_table_values():
     # Phi(1) = 0.841344746..., Phi(-1) = 1 - Phi(1), from the standard normal table.
     phi_1 = 0.8413447460685429
-    np.testing.assert_allclose(ffnbook.gelu(np.array([1.0, -1.0, 0.0])),
-                               [phi_1, -(1 - phi_1), 0.0], atol=1e-15)
+    np.testing.assert_allclose(ffnbook.gelu(np.array([1.0, -1.0, 0.0])), [phi_1, -(1 - phi_1), 0.0], atol=1e-15)
 
 
 def test_gelu_tanh_approximation_is_close_but_not_exact():
@@ -96,5 +93,4 @@ def test_without_activation_the_ffn_is_one_affine_map(small_params):
     W1, b1, W2, b2 = small_params
     x = ffnbook.random_tokens((5, 16), seed=9)
     collapsed = x @ (W1 @ W2) + (b1 @ W2 + b2)
-    np.testing.assert_allclose(ffnbook.ffn(x, *small_params, activation="identity"), collapsed,
-                               atol=1e-12)
+    np.testing.assert_allclose(ffnbook.ffn(x, *small_params, activation="identity"), collapsed, atol=1e-12)

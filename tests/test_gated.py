@@ -48,8 +48,7 @@ def _loop(x, p, act):
 
 @pytest.mark.parametrize("act", VARIANTS)
 def test_gated_ffn_equals_a_per_position_loop(params, x, act):
-    np.testing.assert_allclose(gated.gated_ffn(x, *params, activation=act), _loop(x, params, act),
-                               atol=1e-13)
+    np.testing.assert_allclose(gated.gated_ffn(x, *params, activation=act), _loop(x, params, act), atol=1e-13)
 
 
 @pytest.mark.parametrize("act", VARIANTS)
@@ -76,11 +75,11 @@ def test_torch_module_equals_plain_functional_torch(params, x):
 
 def test_glu_with_sigmoid_uses_the_logistic_function(params, x):
     h = expit(x @ params.W) * (x @ params.V)
-    np.testing.assert_allclose(gated.gated_ffn(x, *params, activation="sigmoid"), h @ params.W2,
-                               atol=1e-14)
+    np.testing.assert_allclose(gated.gated_ffn(x, *params, activation="sigmoid"), h @ params.W2, atol=1e-14)
     g = 0.5 * (x @ params.W) * (1 + erf((x @ params.W) / np.sqrt(2)))
-    np.testing.assert_allclose(gated.gated_ffn(x, *params, activation="gelu"),
-                               (g * (x @ params.V)) @ params.W2, atol=1e-14)
+    np.testing.assert_allclose(
+        gated.gated_ffn(x, *params, activation="gelu"), (g * (x @ params.V)) @ params.W2, atol=1e-14
+    )
 
 
 def test_gated_ffn_is_position_wise(params, x):
@@ -103,9 +102,13 @@ def test_param_count_equals_meta_modules(d_model, d_ff):
 
     ours = gated_torch.meta_gated_ffn(d_model, d_ff, "gelu")
     with torch.device("meta"):  # and three nn.Linear built here, not through ffnbook
-        plain = torch.nn.ModuleList([torch.nn.Linear(d_model, d_ff, bias=False),
-                                     torch.nn.Linear(d_model, d_ff, bias=False),
-                                     torch.nn.Linear(d_ff, d_model, bias=False)])
+        plain = torch.nn.ModuleList(
+            [
+                torch.nn.Linear(d_model, d_ff, bias=False),
+                torch.nn.Linear(d_model, d_ff, bias=False),
+                torch.nn.Linear(d_ff, d_model, bias=False),
+            ]
+        )
     expected = sum(p.numel() for p in plain.parameters())
     assert gated.gated_ffn_param_count(d_model, d_ff) == expected
     assert ffnbook.count_module_parameters(ours) == expected

@@ -22,16 +22,59 @@ MAX_CHARS = 350
 
 #: Terms the chapter relies on; each must be an entry or an alias of one.
 REQUIRED = [
-    "FFN", "position-wise", "d_model", "d_ff", "hidden layer", "expansion ratio",
-    "activation function", "ReLU", "GELU", "tanh approximation", "SiLU", "Swish", "GLU",
-    "ReGLU", "GEGLU", "SwiGLU", "gating", "residual connection", "residual stream",
-    "layer normalisation", "pre-norm", "post-norm", "self-attention", "multi-head attention",
-    "head", "query", "key", "value", "grouped-query attention", "multi-query attention",
-    "multi-head latent attention", "embedding", "vocabulary", "parameter", "FLOP",
-    "permutation equivariance", "broadcasting", "kernel-size-1 convolution",
-    "key–value memory", "knowledge neuron", "mixture of experts", "expert", "router",
-    "top-k routing", "load balancing", "active parameters", "stored parameters", "dropout",
-    "initialisation", "machine epsilon", "floating-point rounding", "meta device", "glue",
+    "FFN",
+    "position-wise",
+    "d_model",
+    "d_ff",
+    "hidden layer",
+    "expansion ratio",
+    "activation function",
+    "ReLU",
+    "GELU",
+    "tanh approximation",
+    "SiLU",
+    "Swish",
+    "GLU",
+    "ReGLU",
+    "GEGLU",
+    "SwiGLU",
+    "gating",
+    "residual connection",
+    "residual stream",
+    "layer normalisation",
+    "pre-norm",
+    "post-norm",
+    "self-attention",
+    "multi-head attention",
+    "head",
+    "query",
+    "key",
+    "value",
+    "grouped-query attention",
+    "multi-query attention",
+    "multi-head latent attention",
+    "embedding",
+    "vocabulary",
+    "parameter",
+    "FLOP",
+    "permutation equivariance",
+    "broadcasting",
+    "kernel-size-1 convolution",
+    "key–value memory",
+    "knowledge neuron",
+    "mixture of experts",
+    "expert",
+    "router",
+    "top-k routing",
+    "load balancing",
+    "active parameters",
+    "stored parameters",
+    "dropout",
+    "initialisation",
+    "machine epsilon",
+    "floating-point rounding",
+    "meta device",
+    "glue",
 ]
 
 
@@ -58,7 +101,9 @@ def test_enough_entries(entries):
 
 def test_every_entry_has_exactly_the_known_keys(entries):
     for entry in entries:
-        assert {"term", "level", "definition"} <= entry.keys() <= {"term", "level", "definition", "aliases", "see"}, entry
+        assert {"term", "level", "definition"} <= entry.keys() <= {"term", "level", "definition", "aliases", "see"}, (
+            entry
+        )
         assert isinstance(entry.get("aliases", []), list) and isinstance(entry.get("see", []), list)
 
 
@@ -91,8 +136,12 @@ def test_every_definition_is_short(entries):
 
 def test_every_see_target_exists(entries):
     known = {name.casefold() for entry in entries for name in names_of(entry)}
-    missing = [(entry["term"], target) for entry in entries for target in entry.get("see") or []
-               if target.casefold() not in known]
+    missing = [
+        (entry["term"], target)
+        for entry in entries
+        for target in entry.get("see") or []
+        if target.casefold() not in known
+    ]
     assert missing == []
 
 

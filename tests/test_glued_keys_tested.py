@@ -37,8 +37,7 @@ def named_by_tests() -> tuple[set[str], list[re.Pattern]]:
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 strings.add(node.value)
             elif isinstance(node, ast.JoinedStr):
-                parts = [re.escape(v.value) if isinstance(v, ast.Constant) else r"[A-Za-z0-9_]+"
-                         for v in node.values]
+                parts = [re.escape(v.value) if isinstance(v, ast.Constant) else r"[A-Za-z0-9_]+" for v in node.values]
                 if any(isinstance(v, ast.Constant) and "_" in v.value for v in node.values):
                     patterns.append(re.compile("".join(parts)))
     return strings, patterns
@@ -46,15 +45,20 @@ def named_by_tests() -> tuple[set[str], list[re.Pattern]]:
 
 def untested(site: Path) -> dict[str, str]:
     strings, patterns = named_by_tests()
-    return {key: page for key, page in glued_keys(site).items()
-            if key not in strings and not any(p.fullmatch(key) for p in patterns)}
+    return {
+        key: page
+        for key, page in glued_keys(site).items()
+        if key not in strings and not any(p.fullmatch(key) for p in patterns)
+    }
 
 
 def test_every_glued_key_is_named_by_a_test_or_allowed_with_a_reason(site):
     missing = {k: p for k, p in untested(site).items() if k not in NOT_YET_TESTED}
     shown = "\n".join(f"  {page}: {key}" for key, page in sorted(missing.items(), key=lambda i: i[::-1]))
-    assert not missing, ("glued keys no test names: test them (sitecheck.glued(site, page, key) against "
-                         f"an independent recomputation), or list them with a reason in tests/glue_allowlist.py:\n{shown}")
+    assert not missing, (
+        "glued keys no test names: test them (sitecheck.glued(site, page, key) against "
+        f"an independent recomputation), or list them with a reason in tests/glue_allowlist.py:\n{shown}"
+    )
 
 
 def test_the_allow_list_only_shrinks(site):

@@ -40,8 +40,10 @@ def test_bfloat16_halves_every_count():
     model = get_model("LLaMA-1 7B")
     f32 = inference.decode_bytes_per_token(model, 2048, "float32")
     bf16 = inference.decode_bytes_per_token(model, 2048, "bfloat16")
-    assert all(2 * getattr(bf16, k) == getattr(f32, k)
-               for k in ("ffn", "attention", "head_and_embeddings", "other", "kv_cache"))
+    assert all(
+        2 * getattr(bf16, k) == getattr(f32, k)
+        for k in ("ffn", "attention", "head_and_embeddings", "other", "kv_cache")
+    )
     assert bf16.ffn_share == pytest.approx(f32.ffn_share)
 
 
@@ -51,7 +53,10 @@ def test_sliding_window_caps_the_cache():
     beyond = inference.decode_bytes_per_token(mistral, 65536)
     assert beyond.kv_cache == at_window.kv_cache  # rolling buffer of W = 4096 positions
     llama = get_model("Llama-2 7B")
-    assert inference.decode_bytes_per_token(llama, 8192).kv_cache == 2 * inference.decode_bytes_per_token(llama, 4096).kv_cache
+    assert (
+        inference.decode_bytes_per_token(llama, 8192).kv_cache
+        == 2 * inference.decode_bytes_per_token(llama, 4096).kv_cache
+    )
 
 
 def test_the_ffn_share_falls_as_the_cache_grows():
@@ -90,7 +95,9 @@ def test_training_flops_are_six_n():
     assert inference.ffn_share_of_training_flops(gpt3) == pytest.approx(2 / 3, abs=1e-3)
     # A mixture of experts counts the experts a token uses, not the stored ones.
     mixtral = mp.parameter_breakdown(get_model("Mixtral 8x7B"))
-    assert inference.training_flops_per_token(get_model("Mixtral 8x7B")) == 6 * (mixtral.total_active - mixtral.embeddings)
+    assert inference.training_flops_per_token(get_model("Mixtral 8x7B")) == 6 * (
+        mixtral.total_active - mixtral.embeddings
+    )
 
 
 def test_decode_rows_and_figure():
@@ -128,7 +135,9 @@ def test_decode_step_reads_what_the_batch_uses():
         assert step.weights == pytest.approx(2 * (shared + batch * 4096 + 32 * distinct * expert), rel=1e-12)
         assert step.per_token == pytest.approx(step.weights / batch)
     # At batch size one it is the batch-one count; with a large batch nearly all that is stored.
-    assert inference.decode_step_weight_bytes(mixtral, 1).weights == inference.decode_bytes_per_token(mixtral, 1).weights
+    assert (
+        inference.decode_step_weight_bytes(mixtral, 1).weights == inference.decode_bytes_per_token(mixtral, 1).weights
+    )
     assert inference.decode_step_weight_bytes(mixtral, 512).of_stored > 0.99
     with pytest.raises(ValueError, match="dense model"):
         inference.decode_step_weight_bytes(get_model("Llama-2 70B"), 4)
@@ -140,7 +149,10 @@ def test_quantised_ffn_weights_shrink_only_the_ffn_bytes():
     for fmt, bits in (("int8", 8), ("int4", 4)):
         q = inference.decode_bytes_per_token(model, 1, ffn_dtype=fmt)
         assert q.ffn == plain.ffn * bits // 16
-        assert (q.attention, q.head_and_embeddings, q.kv_cache) == (plain.attention, plain.head_and_embeddings,
-                                                                    plain.kv_cache)
+        assert (q.attention, q.head_and_embeddings, q.kv_cache) == (
+            plain.attention,
+            plain.head_and_embeddings,
+            plain.kv_cache,
+        )
     with pytest.raises(ValueError, match="ffn_dtype must be one of"):
         inference.decode_bytes_per_token(model, 1, ffn_dtype="int3")

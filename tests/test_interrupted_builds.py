@@ -29,9 +29,10 @@ def project(tmp_path) -> Path:
     """The six-page book of test_execution_cache, in a copy of the project."""
     return make_project(tmp_path)
 
+
 #: A test-only extension: the build stops writing at page0 (once a test asks it to) and
 #: says so in a file, so that the test can stop the build in its write phase.
-PAUSE = '''
+PAUSE = """
 import os
 import time
 from pathlib import Path
@@ -47,7 +48,7 @@ def pause(app, pagename, templatename, context, doctree):
 def setup(app):
     app.connect("html-page-context", pause)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
-'''
+"""
 
 
 def _pausable(project: Path) -> None:
@@ -68,7 +69,12 @@ def _stopped_while_writing(project: Path, signum: int, tmp_path: Path) -> str:
     with open(log, "w") as out:
         proc = subprocess.Popen(
             ["make", "--no-print-directory", "html", f"PY={sys.executable}", "SETUP="],
-            cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=project,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             deadline = time.monotonic() + 900
             while not marker.exists():
@@ -87,13 +93,20 @@ def _stopped_while_writing(project: Path, signum: int, tmp_path: Path) -> str:
 
 def _differences(built_html: Path, clean_html: Path) -> list[str]:
     """Files one build has and the other lacks, or holds with other bytes."""
+
     def files(root: Path) -> set[Path]:
         return {p.relative_to(root) for p in root.rglob("*") if p.is_file()}
 
     built, clean = files(built_html), files(clean_html)
-    return ([f"missing: {rel}" for rel in sorted(clean - built)] + [f"extra: {rel}" for rel in sorted(built - clean)]
-            + [f"differs: {rel}" for rel in sorted(built & clean)
-               if not filecmp.cmp(built_html / rel, clean_html / rel, shallow=False)])
+    return (
+        [f"missing: {rel}" for rel in sorted(clean - built)]
+        + [f"extra: {rel}" for rel in sorted(built - clean)]
+        + [
+            f"differs: {rel}"
+            for rel in sorted(built & clean)
+            if not filecmp.cmp(built_html / rel, clean_html / rel, shallow=False)
+        ]
+    )
 
 
 def _kernel_folders() -> set[Path]:
@@ -114,7 +127,8 @@ def test_a_build_stopped_while_writing_is_finished_by_the_next_build(project, tm
     assert executed(out) == {}, out[-4000:]  # written from the records, not executed again
     assert "did not finish writing" in out
     assert {name: shown(project, name) for name in LEAF_OF} == {
-        name: "2" if name in IMPORTERS else "1" for name in LEAF_OF}
+        name: "2" if name in IMPORTERS else "1" for name in LEAF_OF
+    }
     rc, clean = build(project, "_clean")
     assert rc == 0, clean[-4000:]
     assert _differences(project / "_build" / "html", project / "_clean" / "html") == []
@@ -135,7 +149,12 @@ def test_a_build_stopped_while_executing_shows_the_results_it_recorded(project, 
     with open(log, "w") as out:
         proc = subprocess.Popen(
             ["make", "--no-print-directory", "html", f"PY={sys.executable}", "SETUP="],
-            cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=project,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 900
         while not any((records / f"{n}.json").stat().st_mtime_ns != t for n, t in before.items()):
             assert proc.poll() is None, log.read_text()[-4000:]
@@ -147,7 +166,8 @@ def test_a_build_stopped_while_executing_shows_the_results_it_recorded(project, 
 
     out = built(project)
     assert {name: shown(project, name) for name in LEAF_OF} == {
-        name: "2" if name in IMPORTERS else "1" for name in LEAF_OF}, out[-4000:]
+        name: "2" if name in IMPORTERS else "1" for name in LEAF_OF
+    }, out[-4000:]
     # The killed build's kernel template could not remove its folder; the next build did.
     assert not any(f.exists() for f in killed)
 
@@ -172,13 +192,32 @@ def test_a_page_executed_by_another_build_of_the_same_folder_is_shown(project):
     built(project)
     _set_leaf(project, 2)
     single = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "singlehtml", "-d", "_build/doctrees-pdf", "-c", ".",
-         "-W", "--keep-going", "docs", "_build/singlehtml"],
-        cwd=project, env=build_env(project), capture_output=True, text=True, timeout=900)
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-b",
+            "singlehtml",
+            "-d",
+            "_build/doctrees-pdf",
+            "-c",
+            ".",
+            "-W",
+            "--keep-going",
+            "docs",
+            "_build/singlehtml",
+        ],
+        cwd=project,
+        env=build_env(project),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert single.returncode == 0, (single.stdout + single.stderr)[-4000:]
     assert executed(single.stdout) == dict.fromkeys(IMPORTERS, "ffnbook/leaf_a.py changed")
 
     out = built(project)
     assert executed(out) == {}, out[-4000:]
     assert {name: shown(project, name) for name in LEAF_OF} == {
-        name: "2" if name in IMPORTERS else "1" for name in LEAF_OF}
+        name: "2" if name in IMPORTERS else "1" for name in LEAF_OF
+    }

@@ -24,9 +24,9 @@ pytestmark = pytest.mark.build
 WIDTHS = (390, 1366)
 CENTRE_TOLERANCE_PX = 2
 
+
 def pages_with_display_math(site) -> list[str]:
-    return sorted(p.name for p in site.glob("*.html")
-                  if soup_of(site, p.stem).select("article div.math"))
+    return sorted(p.name for p in site.glob("*.html") if soup_of(site, p.stem).select("article div.math"))
 
 
 def open_at(browser, url: str, width: int, scheme: str = "light"):
@@ -106,8 +106,9 @@ def test_inline_formulas_are_never_cut_off(browser, server, site, width):
         context, page = open_at(browser, server + path.name, width)
         boxes = page.evaluate(MEASURE, "article span.math")
         context.close()
-        wrong += [f"{path.name} at {width}px: {box['text']!r}: {p}"
-                  for box in boxes for p in reachability_problems(box)]
+        wrong += [
+            f"{path.name} at {width}px: {box['text']!r}: {p}" for box in boxes for p in reachability_problems(box)
+        ]
     assert not wrong, "\n".join(wrong)
 
 
@@ -117,18 +118,21 @@ def test_a_wide_equation_scrolls_with_the_keyboard(browser, server, site):
     assert box.get_attribute("tabindex") == "0", "no longer wider than a phone's column?"
     assert box.get_attribute("role") == "group" and "Equation" in box.get_attribute("aria-label")
     # Reach it with Tab from the element before it, as a keyboard user does.
-    box.evaluate("b => { const s = document.createElement('button'); s.id = 'ffn-test-start';"
-                 " b.before(s); s.focus(); }")
+    box.evaluate(
+        "b => { const s = document.createElement('button'); s.id = 'ffn-test-start'; b.before(s); s.focus(); }"
+    )
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.matches('div.math')")
     for _ in range(40):  # each press scrolls a step (smoothly: wait for it to settle)
         page.keyboard.press("ArrowRight")
-    page.wait_for_function("b => b.scrollLeft + b.clientWidth >= b.scrollWidth - 1",
-                           arg=box.element_handle(), timeout=5000)
+    page.wait_for_function(
+        "b => b.scrollLeft + b.clientWidth >= b.scrollWidth - 1", arg=box.element_handle(), timeout=5000
+    )
     # Wider again, the same equation fits: it leaves the tab order.
     page.set_viewport_size({"width": 1366, "height": 900})
-    page.wait_for_function("b => !b.hasAttribute('tabindex') && !b.hasAttribute('aria-label')",
-                           arg=box.element_handle(), timeout=5000)
+    page.wait_for_function(
+        "b => !b.hasAttribute('tabindex') && !b.hasAttribute('aria-label')", arg=box.element_handle(), timeout=5000
+    )
     context.close()
 
 
@@ -188,8 +192,9 @@ def test_the_math_rules_move_nothing_else(browser, server, site, width):
         context.close()
         assert dropped >= 2, f"{name}: the book's math rules are missing from ffnbook.css"
         assert [a[0] for a in with_rules] == [b[0] for b in without], name
-        moved += [f"{name} at {width}px: {a} -> {b}" for a, b in zip(with_rules, without)
-                  if (a[1], a[3]) != (b[1], b[3])]
+        moved += [
+            f"{name} at {width}px: {a} -> {b}" for a, b in zip(with_rules, without) if (a[1], a[3]) != (b[1], b[3])
+        ]
     assert not moved, "\n".join(moved[:20])
 
 
@@ -199,9 +204,13 @@ def test_no_glued_value_breaks_across_lines_on_a_phone(browser, server, site):
     pages = sorted(p.name for p in site.glob("*.html") if "pasted-text" in p.read_text(encoding="utf-8"))
     for name in pages:
         context, page = open_at(browser, server + name, 390)
-        broken += [f"{name}: {text!r}" for text in page.evaluate(
-            """() => [...document.querySelectorAll('article span.pasted-text')]
-                 .filter(s => s.getClientRects().length > 1).map(s => s.textContent)""")]
+        broken += [
+            f"{name}: {text!r}"
+            for text in page.evaluate(
+                """() => [...document.querySelectorAll('article span.pasted-text')]
+                 .filter(s => s.getClientRects().length > 1).map(s => s.textContent)"""
+            )
+        ]
         context.close()
     assert len(pages) > 10 and not broken, "\n".join(broken)
 
@@ -210,8 +219,11 @@ def test_no_page_is_wider_than_a_phone(site, browser, server):  # noqa: F811
     """At 390 px every page, the API pages and the index included, fits the screen: long
     names in signatures and inline code, the index's columns and headings wrap; wide
     formulas, code blocks and tables scroll inside their own boxes."""
-    names = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
-                   if not {"_static", "notebooks", "_sources"} & set(p.parts))
+    names = sorted(
+        p.relative_to(site).as_posix()
+        for p in site.rglob("*.html")
+        if not {"_static", "notebooks", "_sources"} & set(p.parts)
+    )
     assert len(names) > 35
     wide = {}
     for name in names:

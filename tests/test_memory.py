@@ -412,8 +412,10 @@ def test_spill_figures_describe_their_values():
     alt = memory.statistics_spill_figure(rows, 32, max(spills[0].other_changes)).alt
     assert "(8, 32, 64)" in alt and "d_ff = 32" in alt
     c = memory.recall_comparison(32, [0.5, 1], [0.0, 1.0], seeds=[0])
-    alt = memory.recall_comparison_figure(memory.recall_comparison(32, [0.5, 1], [0.0], seeds=[0]),
-                                          memory.recall_comparison(32, [1], [0.0, 1.0], seeds=[0])).alt
+    alt = memory.recall_comparison_figure(
+        memory.recall_comparison(32, [0.5, 1], [0.0], seeds=[0]),
+        memory.recall_comparison(32, [1], [0.0, 1.0], seeds=[0]),
+    ).alt
     assert "16, 32 pairs in 32 dimensions" in alt and "32 pairs queried with noise of length 0, 1" in alt
     with pytest.raises(ValueError, match="one memory size"):
         memory.recall_comparison_figure(c, c)
@@ -431,13 +433,23 @@ def test_spill_figures_describe_their_values():
         (lambda m: memory.recall_comparison(8, [1], [-0.5]), ValueError, "noise"),
         (lambda m: memory.recall_comparison(8, [], [0.0]), ValueError, "at least one"),
         (lambda m: memory.recall_comparison(8, [1], [0.0]).mean("ridge"), ValueError, "unknown memory"),
-        (lambda m: memory.covariance_edit(memory.build_memory_ffn(*m), m.keys[0], m.values[1], m.keys[0]),
-         ValueError, "inputs must have shape"),
-        (lambda m: memory.covariance_edit(memory.build_memory_ffn(*m), m.keys[0], m.values[1], np.ones((2, 5))),
-         ValueError, "inputs must have last axis"),
+        (
+            lambda m: memory.covariance_edit(memory.build_memory_ffn(*m), m.keys[0], m.values[1], m.keys[0]),
+            ValueError,
+            "inputs must have shape",
+        ),
+        (
+            lambda m: memory.covariance_edit(memory.build_memory_ffn(*m), m.keys[0], m.values[1], np.ones((2, 5))),
+            ValueError,
+            "inputs must have last axis",
+        ),
         (lambda m: memory.edit_spill(m, 0, m.values[1], method="rome"), ValueError, "method must be one of"),
         (lambda m: memory.edit_spill(m, 0, m.values[1], statistics=m.keys), ValueError, "method='covariance'"),
-        (lambda m: memory.statistics_spill(m, 0, m.values[1], [0]), ValueError, r"sizes\[0\] must be a positive integer"),
+        (
+            lambda m: memory.statistics_spill(m, 0, m.values[1], [0]),
+            ValueError,
+            r"sizes\[0\] must be a positive integer",
+        ),
         (lambda m: memory.statistics_spill(m, 9, m.values[1], [4]), ValueError, "slot"),
         (lambda m: memory.statistics_spill(m, 0, m.values[1], [4], seed=-2), ValueError, "seed"),
     ],
@@ -461,8 +473,9 @@ def test_largest_spills_match_one_edit_per_slot(method, threshold):
     mem = memory.random_memories(24, 48, seed=8)
     new_value = memory.random_memories(1, 48, seed=11).values[0]
     fast = memory.largest_spills(mem, new_value, threshold=threshold, method=method)
-    slow = [max(memory.edit_spill(mem, s, new_value, threshold=threshold, method=method).other_changes)
-            for s in range(24)]
+    slow = [
+        max(memory.edit_spill(mem, s, new_value, threshold=threshold, method=method).other_changes) for s in range(24)
+    ]
     np.testing.assert_allclose(fast, slow, rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="method must be one of"):
         memory.largest_spills(mem, new_value, method="rome")

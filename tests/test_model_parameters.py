@@ -119,10 +119,16 @@ def test_whole_gpt2_small_module():
     d, vocab, ctx, layers = 768, 50257, 1024, 12
     with torch.device("meta"):
         blocks = nn.ModuleList(
-            nn.ModuleList([
-                nn.LayerNorm(d), nn.Linear(d, 3 * d), nn.Linear(d, d),  # fused QKV, output
-                nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.Linear(4 * d, d),
-            ])
+            nn.ModuleList(
+                [
+                    nn.LayerNorm(d),
+                    nn.Linear(d, 3 * d),
+                    nn.Linear(d, d),  # fused QKV, output
+                    nn.LayerNorm(d),
+                    nn.Linear(d, 4 * d),
+                    nn.Linear(4 * d, d),
+                ]
+            )
             for _ in range(layers)
         )
         model = nn.ModuleList([nn.Embedding(vocab, d), nn.Embedding(ctx, d), blocks, nn.LayerNorm(d)])
@@ -132,11 +138,16 @@ def test_whole_gpt2_small_module():
 def test_whole_bert_base_module_with_torch_encoder_layers():
     d = 768
     with torch.device("meta"):
-        model = nn.ModuleList([
-            nn.Embedding(30522, d), nn.Embedding(512, d), nn.Embedding(2, d), nn.LayerNorm(d),
-            nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 12, 3072), 12, enable_nested_tensor=False),
-            nn.Linear(d, d),  # pooler
-        ])
+        model = nn.ModuleList(
+            [
+                nn.Embedding(30522, d),
+                nn.Embedding(512, d),
+                nn.Embedding(2, d),
+                nn.LayerNorm(d),
+                nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 12, 3072), 12, enable_nested_tensor=False),
+                nn.Linear(d, d),  # pooler
+            ]
+        )
     assert count(model) == mp.parameter_breakdown(get_model("BERT-base")).total
 
 
@@ -145,10 +156,12 @@ def test_whole_t5_v1_0_module_with_torch_transformer():
     # and it has a final norm in each stack.
     with torch.device("meta"), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="enable_nested_tensor")  # about speed, not shapes
-        model = nn.ModuleList([
-            nn.Embedding(32128, 768),
-            nn.Transformer(768, 12, 12, 12, 3072, bias=False, batch_first=True),
-        ])
+        model = nn.ModuleList(
+            [
+                nn.Embedding(32128, 768),
+                nn.Transformer(768, 12, 12, 12, 3072, bias=False, batch_first=True),
+            ]
+        )
     b = mp.parameter_breakdown(get_model("T5-base v1.0"))
     assert count(model) == b.total
     # Each decoder block holds two attention sublayers: cross-attention is 1/3 of attention.
@@ -164,8 +177,14 @@ def llama_like(d, layers, heads, kv_heads, d_ff, vocab, experts=0):
     with torch.device("meta"):
         blocks = nn.ModuleList()
         for _ in range(layers):
-            parts = [nn.RMSNorm(d), nn.Linear(d, d, bias=False), nn.Linear(d, d_kv, bias=False),
-                     nn.Linear(d, d_kv, bias=False), nn.Linear(d, d, bias=False), nn.RMSNorm(d)]
+            parts = [
+                nn.RMSNorm(d),
+                nn.Linear(d, d, bias=False),
+                nn.Linear(d, d_kv, bias=False),
+                nn.Linear(d, d_kv, bias=False),
+                nn.Linear(d, d, bias=False),
+                nn.RMSNorm(d),
+            ]
             if experts:
                 parts += [nn.ModuleList(swiglu() for _ in range(experts)), nn.Linear(d, experts, bias=False)]
             else:
@@ -174,11 +193,14 @@ def llama_like(d, layers, heads, kv_heads, d_ff, vocab, experts=0):
         return nn.ModuleList([nn.Embedding(vocab, d), blocks, nn.RMSNorm(d), nn.Linear(d, vocab, bias=False)])
 
 
-@pytest.mark.parametrize("name, args", [
-    ("LLaMA-1 7B", (4096, 32, 32, 32, 11008, 32000)),
-    ("Llama-3 8B", (4096, 32, 32, 8, 14336, 128256)),
-    ("Llama-2 70B", (8192, 80, 64, 8, 28672, 32000)),
-])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("LLaMA-1 7B", (4096, 32, 32, 32, 11008, 32000)),
+        ("Llama-3 8B", (4096, 32, 32, 8, 14336, 128256)),
+        ("Llama-2 70B", (8192, 80, 64, 8, 28672, 32000)),
+    ],
+)
 def test_whole_llama_modules(name, args):
     assert count(llama_like(*args)) == mp.parameter_breakdown(get_model(name)).total
 
@@ -196,11 +218,17 @@ def test_mla_formula_against_modules():
     # DeepSeek-V3's dimensions written out (config_671B.json): q_lora 1536, kv_lora 512,
     # 128 heads of 128 + 64 query/key dims and 128 value dims.
     with torch.device("meta"):
-        layers = nn.ModuleList([
-            nn.Linear(7168, 1536, bias=False), nn.RMSNorm(1536), nn.Linear(1536, 128 * 192, bias=False),
-            nn.Linear(7168, 512 + 64, bias=False), nn.RMSNorm(512), nn.Linear(512, 128 * 256, bias=False),
-            nn.Linear(128 * 128, 7168, bias=False),
-        ])
+        layers = nn.ModuleList(
+            [
+                nn.Linear(7168, 1536, bias=False),
+                nn.RMSNorm(1536),
+                nn.Linear(1536, 128 * 192, bias=False),
+                nn.Linear(7168, 512 + 64, bias=False),
+                nn.RMSNorm(512),
+                nn.Linear(512, 128 * 256, bias=False),
+                nn.Linear(128 * 128, 7168, bias=False),
+            ]
+        )
     assert count(layers) == mp.mla_param_count(7168, 128, 1536, 512, 128, 64, 128)
     deepseek = get_model("DeepSeek-V3")
     assert count(layers) == mp.mla_param_count(deepseek.d_model, deepseek.n_heads, *deepseek.latent_attention)

@@ -59,15 +59,20 @@ def test_the_real_sheet_parses_to_what_load_models_serves():
     assert len(models.load_models()) == len(ROWS) - 1
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"", "models.csv is empty"),
-    (b"  \n\n", "models.csv is empty"),
-    (_csv(ROWS[:1]), "models.csv holds a header but no model"),
-    (b"\xef\xbb\xbf" + SHEET, "models.csv starts with a UTF-8 byte-order mark"),
-    (SHEET.replace(b"GPT-2 small", b"GPT-2 sm\xe4ll", 1), r"models.csv, line \d+: not UTF-8"),
-    (_csv([["dff" if c == "d_ff" else c for c in ROWS[0]]] + ROWS[1:]),
-     "models.csv, line 1: the header must be .*missing d_ff; unknown 'dff'"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"", "models.csv is empty"),
+        (b"  \n\n", "models.csv is empty"),
+        (_csv(ROWS[:1]), "models.csv holds a header but no model"),
+        (b"\xef\xbb\xbf" + SHEET, "models.csv starts with a UTF-8 byte-order mark"),
+        (SHEET.replace(b"GPT-2 small", b"GPT-2 sm\xe4ll", 1), r"models.csv, line \d+: not UTF-8"),
+        (
+            _csv([["dff" if c == "d_ff" else c for c in ROWS[0]]] + ROWS[1:]),
+            "models.csv, line 1: the header must be .*missing d_ff; unknown 'dff'",
+        ),
+    ],
+)
 def test_a_broken_file_is_refused_with_the_file_named(data, message):
     with pytest.raises(SheetError, match=message):
         parse_sheet(data, NAME)
@@ -75,7 +80,7 @@ def test_a_broken_file_is_refused_with_the_file_named(data, message):
 
 def test_missing_unknown_and_reordered_columns_are_named():
     i = COLUMNS.index("d_ff")
-    without = [r[:i] + r[i + 1:] for r in ROWS]
+    without = [r[:i] + r[i + 1 :] for r in ROWS]
     with pytest.raises(SheetError, match="line 1: .*missing d_ff"):
         parse_sheet(_csv(without), NAME)
     extra = [r + (["dropout"] if n == 0 else ["0.1"]) for n, r in enumerate(ROWS)]
@@ -103,24 +108,27 @@ def test_short_long_empty_and_duplicated_rows_are_named_by_line():
         parse_sheet(_csv(doubled), NAME)
 
 
-@pytest.mark.parametrize("model, column, value, message", [
-    ("GPT-2 small", "d_ff", "3072abc", "must be a whole number, or 'N per expert"),
-    ("GPT-2 small", "d_model", "768.0", "must be a whole number"),
-    ("GPT-2 small", "d_model", "0", "must be a positive whole number"),
-    ("GPT-2 small", "year", "", "must be a whole number"),
-    ("GPT-2 small", "n_heads", "12 heads", "must be a whole number"),
-    ("Llama-3 8B", "n_kv_heads", "8x", "must be a whole number, or 'N \\(MLA\\)'"),
-    ("DeepSeek-V3", "n_experts", "256 routed + 1 shared per MoE layerz", "must be 'n/a', a whole number"),
-    ("Mixtral 8x7B", "experts_per_token", "2 of 8", "must be a whole number, or 'N routed"),
-    ("Mixtral 8x7B", "experts_per_token", "9", "9 is more than the 8 routed experts"),
-    ("GPT-2 small", "experts_per_token", "2", "must be 'n/a' for a dense model"),
-    ("GPT-2 small", "vocab_size", "50257 tokens", "must be a whole number, '~N' or 'Nk'"),
-    ("GPT-2 small", "context_length", "1k", "must be a whole number"),
-    ("GPT-2 small", "ffn_bias", "true", "must be 'yes' or 'no'"),
-    ("GPT-2 small", "total_params_reported", " ", "is empty"),
-    ("GPT-2 small", "model", " GPT-2 small", "must be a name without surrounding spaces"),
-    ("LLaMA-1 7B", "ffn_width_rule", "P: multiple_of 0", "'P|S: multiple_of N"),
-])
+@pytest.mark.parametrize(
+    "model, column, value, message",
+    [
+        ("GPT-2 small", "d_ff", "3072abc", "must be a whole number, or 'N per expert"),
+        ("GPT-2 small", "d_model", "768.0", "must be a whole number"),
+        ("GPT-2 small", "d_model", "0", "must be a positive whole number"),
+        ("GPT-2 small", "year", "", "must be a whole number"),
+        ("GPT-2 small", "n_heads", "12 heads", "must be a whole number"),
+        ("Llama-3 8B", "n_kv_heads", "8x", "must be a whole number, or 'N \\(MLA\\)'"),
+        ("DeepSeek-V3", "n_experts", "256 routed + 1 shared per MoE layerz", "must be 'n/a', a whole number"),
+        ("Mixtral 8x7B", "experts_per_token", "2 of 8", "must be a whole number, or 'N routed"),
+        ("Mixtral 8x7B", "experts_per_token", "9", "9 is more than the 8 routed experts"),
+        ("GPT-2 small", "experts_per_token", "2", "must be 'n/a' for a dense model"),
+        ("GPT-2 small", "vocab_size", "50257 tokens", "must be a whole number, '~N' or 'Nk'"),
+        ("GPT-2 small", "context_length", "1k", "must be a whole number"),
+        ("GPT-2 small", "ffn_bias", "true", "must be 'yes' or 'no'"),
+        ("GPT-2 small", "total_params_reported", " ", "is empty"),
+        ("GPT-2 small", "model", " GPT-2 small", "must be a name without surrounding spaces"),
+        ("LLaMA-1 7B", "ffn_width_rule", "P: multiple_of 0", "'P|S: multiple_of N"),
+    ],
+)
 def test_a_bad_cell_is_named_by_line_model_and_column(model, column, value, message):
     line = _line_of(model)
     with pytest.raises(SheetError, match=rf"models.csv, line {line} \(model '.*'\), column {column}: {message}"):
@@ -129,7 +137,9 @@ def test_a_bad_cell_is_named_by_line_model_and_column(model, column, value, mess
 
 def test_a_row_that_contradicts_itself_is_refused():
     # Parses cell by cell, but n_kv_heads must divide n_heads (ModelConfig's own check).
-    with pytest.raises(SheetError, match=rf"line {_line_of('Llama-3 8B')} \(model 'Llama-3 8B'\): n_kv_heads must divide"):
+    with pytest.raises(
+        SheetError, match=rf"line {_line_of('Llama-3 8B')} \(model 'Llama-3 8B'\): n_kv_heads must divide"
+    ):
         parse_sheet(_with_cell("Llama-3 8B", "n_kv_heads", "5"), NAME)
 
 
@@ -155,7 +165,12 @@ def test_no_module_reads_the_sheet_at_import_and_a_broken_sheet_fails_on_first_u
         "except m.SheetError as e:\n"
         "    print('refused:', e)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
-                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"})
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"},
+    )
     assert done.returncode == 0, done.stderr
     assert "refused: ffnbook/data/models.csv, line 1: the header must be the columns" in done.stdout

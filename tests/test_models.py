@@ -20,8 +20,13 @@ NAMES = [m.name for m in load_models()]
 def test_deepseek_latent_attention_dimensions():
     # inference/configs/config_671B.json of deepseek-ai/DeepSeek-V3 (P in the sheet's notes).
     m = get_model("DeepSeek-V3")
-    assert m.latent_attention._asdict() == {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
-                                           "qk_rope_head_dim": 64, "v_head_dim": 128}
+    assert m.latent_attention._asdict() == {
+        "q_lora_rank": 1536,
+        "kv_lora_rank": 512,
+        "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 128,
+    }
     assert m.attention == "mla" and m.n_heads == 128
     assert (m.d_head, m.d_head_v) == (128 + 64, 128)  # scores in 192 dimensions, returns 128
 
@@ -43,7 +48,11 @@ def test_architectures():
     arch = {m.name: m.architecture for m in load_models()}
     assert {n for n, a in arch.items() if a == "encoder"} == {"BERT-base", "BERT-large"}
     assert {n for n, a in arch.items() if a == "encoder-decoder"} == {
-        "Transformer base (Vaswani et al.)", "Transformer big (Vaswani et al.)", "T5-base v1.0", "T5-base v1.1"}
+        "Transformer base (Vaswani et al.)",
+        "Transformer big (Vaswani et al.)",
+        "T5-base v1.0",
+        "T5-base v1.1",
+    }
     for m in load_models():
         assert m.n_encoder_layers + m.n_decoder_layers == m.n_layers
 
@@ -58,8 +67,16 @@ def test_embedding_layouts():
         m = get_model(name)
         assert (m.position_table, m.segment_types, m.pooler) == (512, 2, True)
     untied = {m.name for m in load_models() if not m.tied_embeddings}
-    assert untied == {"T5-base v1.1", "LLaMA-1 7B", "Llama-2 7B", "Llama-2 70B", "Llama-3 8B", "Mistral 7B",
-                      "Mixtral 8x7B", "DeepSeek-V3"}
+    assert untied == {
+        "T5-base v1.1",
+        "LLaMA-1 7B",
+        "Llama-2 7B",
+        "Llama-2 70B",
+        "Llama-3 8B",
+        "Mistral 7B",
+        "Mixtral 8x7B",
+        "DeepSeek-V3",
+    }
     assert get_model("GPT-3 175B").position_table is None  # not stated in the paper
     assert {m.name for m in load_models() if m.segment_types or m.pooler} == {"BERT-base", "BERT-large"}
 
@@ -116,15 +133,18 @@ def test_models_by_ffn_type_covers_the_sheet():
 # --- the one reported-size parser ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, which, expected", [
-    ("GPT-3 175B", "total", 175.0e9),
-    ("GPT-2 small", "total", 124e6),  # the corrected count of OpenAI's README, not the paper's 117M
-    ("BERT-base", "total", 110e6),
-    ("Mixtral 8x7B", "total", 47e9),
-    ("Mixtral 8x7B", "active", 13e9),
-    ("DeepSeek-V3", "total", 671e9),
-    ("DeepSeek-V3", "active", 37e9),
-])
+@pytest.mark.parametrize(
+    "name, which, expected",
+    [
+        ("GPT-3 175B", "total", 175.0e9),
+        ("GPT-2 small", "total", 124e6),  # the corrected count of OpenAI's README, not the paper's 117M
+        ("BERT-base", "total", 110e6),
+        ("Mixtral 8x7B", "total", 47e9),
+        ("Mixtral 8x7B", "active", 13e9),
+        ("DeepSeek-V3", "total", 671e9),
+        ("DeepSeek-V3", "active", 37e9),
+    ],
+)
 def test_reported_size_reads_the_sheet(name, which, expected):
     assert reported_size(get_model(name), which) == expected
 
@@ -152,16 +172,19 @@ def _row(**changes):
     return {**rows[changes.pop("model", "DeepSeek-V3")], **changes}
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"latent_attention": "q_lora_rank 1536; kv_lora_rank 512"}, "latent_attention must give"),
-    ({"latent_attention": "n/a"}, "latent_attention dimensions are needed exactly when"),
-    ({"d_head": "192"}, "d_head must be 'n/a'"),
-    ({"model": "BERT-base", "architecture": "encoder-decoder"}, "encoder-decoder models, and only they"),
-    ({"model": "GPT-2 small", "architecture": "decoder-only"}, "architecture must be one of"),
-    ({"model": "GPT-2 small", "tied_embeddings": "maybe"}, "tied_embeddings must be 'yes' or 'no'"),
-    ({"model": "LLaMA-1 7B", "ffn_width_rule": "multiple_of 256"}, "ffn_width_rule"),
-    ({"model": "GPT-2 small", "d_head": "sixty-four"}, "d_head must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"latent_attention": "q_lora_rank 1536; kv_lora_rank 512"}, "latent_attention must give"),
+        ({"latent_attention": "n/a"}, "latent_attention dimensions are needed exactly when"),
+        ({"d_head": "192"}, "d_head must be 'n/a'"),
+        ({"model": "BERT-base", "architecture": "encoder-decoder"}, "encoder-decoder models, and only they"),
+        ({"model": "GPT-2 small", "architecture": "decoder-only"}, "architecture must be one of"),
+        ({"model": "GPT-2 small", "tied_embeddings": "maybe"}, "tied_embeddings must be 'yes' or 'no'"),
+        ({"model": "LLaMA-1 7B", "ffn_width_rule": "multiple_of 256"}, "ffn_width_rule"),
+        ({"model": "GPT-2 small", "d_head": "sixty-four"}, "d_head must be a whole number"),
+    ],
+)
 def test_a_cell_that_does_not_parse_fails_loudly(changes, message):
     with pytest.raises(ValueError, match=message):
         models._parse_row(_row(**changes))

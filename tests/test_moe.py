@@ -352,7 +352,8 @@ def _distinct_by_enumeration(n_experts, top_k, batch_size):
 @pytest.mark.parametrize("n_experts, top_k, batch_size", [(4, 2, 3), (5, 1, 4), (6, 3, 2), (4, 4, 2)])
 def test_expected_distinct_experts_by_enumeration(n_experts, top_k, batch_size):
     assert moe.expected_distinct_experts(n_experts, top_k, batch_size) == pytest.approx(
-        _distinct_by_enumeration(n_experts, top_k, batch_size), rel=1e-12)
+        _distinct_by_enumeration(n_experts, top_k, batch_size), rel=1e-12
+    )
 
 
 @pytest.mark.parametrize("n_experts, top_k, batch_size", [(8, 2, 8), (256, 8, 32), (64, 6, 3)])

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import ffnbook
 from ffnbook import position_independence
-
 
 # --- movement_by_position ----------------------------------------------------------------
 

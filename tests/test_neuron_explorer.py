@@ -26,8 +26,7 @@ def world() -> facts.FactWorld:
 @pytest.fixture
 def model(world) -> tt.TinyTransformer:
     torch.manual_seed(0)
-    config = tt.ModelConfig(vocab_size=world.vocab_size, seq_len=SEQ_LEN, d_model=16, n_heads=2, d_ff=40,
-                            n_blocks=2)
+    config = tt.ModelConfig(vocab_size=world.vocab_size, seq_len=SEQ_LEN, d_model=16, n_heads=2, d_ff=40, n_blocks=2)
     model = tt.TinyTransformer(config).eval()
     prompts = facts.fact_prompts(world, world.all_facts(), N_CONTEXTS, SEQ_LEN, seed=4)
     with torch.no_grad():  # unit 7 of the last block made active and loud, so silencing it flips answers
@@ -67,7 +66,7 @@ def test_silencing_matches_unit_by_unit_ablation(model, world, prompts, block, w
         before = lead(trace.logits[:, -1], world, prompts.answers)
         mask = tf._site_mask(prompts, where)
         for unit in (0, 7, 39):
-            contribution = trace.ffn_hidden[block][..., unit:unit + 1] * model.blocks[block].ffn.down.weight[:, unit]
+            contribution = trace.ffn_hidden[block][..., unit : unit + 1] * model.blocks[block].ffn.down.weight[:, unit]
             out = trace.ffn_outputs[block] - torch.where(mask.unsqueeze(-1), contribution, 0.0)
             after = lead(model.trace(prompts.tokens, ffn_ablation={block: out}).logits[:, -1], world, prompts.answers)
             assert got.margin_lost[unit] == pytest.approx(np.mean(before - after), abs=1e-4)
@@ -91,13 +90,15 @@ def test_class_means_by_hand(model, prompts):
 
 
 def test_explorer_data_repeats_the_readings_of_trained_ffn(model, world, prompts):
-    data = json.loads(json.dumps(ne.explorer_data(model, world, prompts, N_CONTEXTS, sites=["relation", "query"],
-                                                  n_top=3)))
+    data = json.loads(
+        json.dumps(ne.explorer_data(model, world, prompts, N_CONTEXTS, sites=["relation", "query"], n_top=3))
+    )
     fact_rows = prompts.facts[::N_CONTEXTS]
     assert data["box"]["d_ff"] == 40 and data["box"]["sites"] == ["relation", "query"]
     assert data["tokens"] == world.token_names() and data["kinds"] == list(tf.NEURON_KINDS)
-    assert data["facts"] == [[world.subject_token(s), world.relation_token(r), world.object_token(world.objects[s, r])]
-                             for s, r in fact_rows]
+    assert data["facts"] == [
+        [world.subject_token(s), world.relation_token(r), world.object_token(world.objects[s, r])] for s, r in fact_rows
+    ]
     asked = facts.Prompts(*(np.asarray(f)[::N_CONTEXTS] for f in prompts))
     assert data["n_prompts"] == len(asked.tokens) == len(fact_rows)
     for b, site in enumerate(["relation", "query"]):

@@ -59,8 +59,12 @@ def test_training_batch_norm_fails_two_tests_and_passes_the_reshape(x):
 
 def test_position_test_rows_cover_the_four_layers(x):
     rows = normalisation.position_test_rows(x[0], x)
-    assert [r["layer"] for r in rows] == ["LayerNorm", "RMSNorm", "BatchNorm, training mode",
-                                          "BatchNorm, inference mode"]
+    assert [r["layer"] for r in rows] == [
+        "LayerNorm",
+        "RMSNorm",
+        "BatchNorm, training mode",
+        "BatchNorm, inference mode",
+    ]
     assert all(type(v) is float for r in rows for k, v in r.items() if k != "layer")
 
 

@@ -44,8 +44,14 @@ def _run_setup(tmp_path: Path, site: Path | None) -> tuple[list, str]:
         env["PYTHONPATH"] = str(site)
     # The interpreter the book's environment was made from: no ffnbook of its own.
     python = Path(sys.base_prefix) / "bin" / "python3"
-    result = subprocess.run([python, "-s", "-c", PROBE, tmp_path / "setup.py"],
-                            capture_output=True, text=True, env=env, cwd=tmp_path, check=True)
+    result = subprocess.run(
+        [python, "-s", "-c", PROBE, tmp_path / "setup.py"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=True,
+    )
     *said, asked = result.stdout.strip().split("\n")
     return json.loads(asked), "\n".join(said)
 
@@ -57,13 +63,15 @@ def test_the_setup_cell_installs_the_pinned_commit_where_ffnbook_is_missing(tmp_
 
 def test_the_setup_cell_is_silent_with_the_pinned_commit_and_says_when_another_is_installed(tmp_path):
     same = tmp_path / "same"
-    _installed_ffnbook(same, {"url": "https://github.com/ffnbook/ffnbook",
-                              "vcs_info": {"vcs": "git", "commit_id": PINNED}})
+    _installed_ffnbook(
+        same, {"url": "https://github.com/ffnbook/ffnbook", "vcs_info": {"vcs": "git", "commit_id": PINNED}}
+    )
     assert _run_setup(tmp_path, same) == ([], "")
 
     other = tmp_path / "other"
-    _installed_ffnbook(other, {"url": "https://github.com/ffnbook/ffnbook",
-                               "vcs_info": {"vcs": "git", "commit_id": "f" * 40}})
+    _installed_ffnbook(
+        other, {"url": "https://github.com/ffnbook/ffnbook", "vcs_info": {"vcs": "git", "commit_id": "f" * 40}}
+    )
     asked, said = _run_setup(tmp_path, other)
     assert asked == []  # never replaces what a reader installed
     assert "not the commit 0123456789ab the site was built from" in said and SPEC in said
@@ -85,9 +93,15 @@ def test_the_archive_depends_only_on_its_files(tmp_path):
 
 
 def _git(folder: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, check=True,
-                          env=dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
-                                   GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(folder), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(
+            os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"
+        ),
+    ).stdout.strip()
 
 
 def test_a_build_pins_its_checkouts_commit_and_names_uncommitted_package_files(tmp_path, monkeypatch):

@@ -12,8 +12,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parents[1] / "ffnbook"
 #: The build's machinery: a reader's notebook must not need any of it.
 BUILD_PACKAGES = ("sphinx", "docutils", "myst_nb", "myst_parser")
@@ -54,8 +52,7 @@ def build_imports(package: Path) -> list[str]:
     """Where a module of ``package`` imports a package of the book's build."""
     hits = []
     for name, path in modules(package).items():
-        for line, top in sorted({(line, target.split(".")[0])
-                                 for line, target in imported_names(name, path)}):
+        for line, top in sorted({(line, target.split(".")[0]) for line, target in imported_names(name, path)}):
             if top in BUILD_PACKAGES:
                 hits.append(f"{path.relative_to(package.parent)}:{line}: imports {top}")
     return hits
@@ -84,7 +81,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
     def visit(node: str) -> list[str] | None:
         if node in path:
-            return path[path.index(node):] + [node]
+            return path[path.index(node) :] + [node]
         if node in done:
             return None
         path.append(node)
@@ -113,12 +110,15 @@ def write_package(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_checker_finds_a_cycle_hidden_inside_a_function(tmp_path):
-    package = write_package(tmp_path, {
-        "a.py": "from .b import f\n",
-        "b.py": "def f():\n    from pkg.c import g\n    return g()\n",
-        "c.py": "def g():\n    from . import a\n    return a\n",
-        "d.py": "import pkg\nfrom pkg import a\n",  # the root and a leaf: no cycle through d
-    })
+    package = write_package(
+        tmp_path,
+        {
+            "a.py": "from .b import f\n",
+            "b.py": "def f():\n    from pkg.c import g\n    return g()\n",
+            "c.py": "def g():\n    from . import a\n    return a\n",
+            "d.py": "import pkg\nfrom pkg import a\n",  # the root and a leaf: no cycle through d
+        },
+    )
     assert find_cycle(import_graph(package)) == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]
 
     (tmp_path / "acyclic").mkdir()
@@ -127,10 +127,13 @@ def test_checker_finds_a_cycle_hidden_inside_a_function(tmp_path):
 
 
 def test_checker_finds_build_machinery_imported_inside_a_function(tmp_path):
-    package = write_package(tmp_path, {
-        "plain.py": "import numpy\n",
-        "sneaky.py": "def render():\n    from docutils import nodes\n    return nodes\n",
-    })
+    package = write_package(
+        tmp_path,
+        {
+            "plain.py": "import numpy\n",
+            "sneaky.py": "def render():\n    from docutils import nodes\n    return nodes\n",
+        },
+    )
     assert build_imports(package) == ["pkg/sneaky.py:2: imports docutils"]
 
 

@@ -13,7 +13,6 @@ import re
 
 import pytest
 import yaml
-
 from sitecheck import DOCS
 
 PAGES = sorted(DOCS.glob("*.md"))
@@ -32,12 +31,13 @@ def visible_cells(text: str):
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_no_glue_plumbing_in_the_code_a_reader_sees(page):
-    found = [f"{page.name}:{line + i}: {code.strip()}"
-             for line, body in visible_cells(page.read_text(encoding="utf-8"))
-             for i, code in enumerate(body.split("\n"), start=1)
-             if re.search(r"\bmyst_nb\b|^\s*glue\(", code)]
-    assert not found, ("move these into a cell tagged remove-cell (docs/contributing.md):\n"
-                       + "\n".join(found))
+    found = [
+        f"{page.name}:{line + i}: {code.strip()}"
+        for line, body in visible_cells(page.read_text(encoding="utf-8"))
+        for i, code in enumerate(body.split("\n"), start=1)
+        if re.search(r"\bmyst_nb\b|^\s*glue\(", code)
+    ]
+    assert not found, "move these into a cell tagged remove-cell (docs/contributing.md):\n" + "\n".join(found)
 
 
 def shown_length(text: str) -> int:
@@ -73,8 +73,11 @@ LONGER_AT_MOST = 1.15
 def test_the_right_option_is_not_the_long_one():
     checks = list(self_checks())
     assert len(checks) > 40
-    tells = [f"{where}: right {right} characters, longest wrong {max(wrong)}"
-             for where, right, wrong in checks if right > LONGER_AT_MOST * max(wrong)]
+    tells = [
+        f"{where}: right {right} characters, longest wrong {max(wrong)}"
+        for where, right, wrong in checks
+        if right > LONGER_AT_MOST * max(wrong)
+    ]
     assert not tells, "the right option stands out by its length:\n" + "\n".join(tells)
     # With three options of like length the right one is the longest in about a third.
     longest = sum(right > max(wrong) for _, right, wrong in checks)
@@ -91,6 +94,9 @@ def test_display_equations_set_fractions_at_display_size(page):
     """``\\tfrac`` sets a fraction at the size of the text's; in a display equation the
     fraction is the equation's subject and is written ``\\frac`` (``\\dfrac``)."""
     text = page.read_text(encoding="utf-8")
-    found = [f"{page.name}:{text.count(chr(10), 0, m.start()) + 1}: {' '.join((m.group(1) or m.group(2)).split())}"
-             for m in DISPLAY_MATH.finditer(text) if r"\tfrac" in (m.group(1) or m.group(2))]
+    found = [
+        f"{page.name}:{text.count(chr(10), 0, m.start()) + 1}: {' '.join((m.group(1) or m.group(2)).split())}"
+        for m in DISPLAY_MATH.finditer(text)
+        if r"\tfrac" in (m.group(1) or m.group(2))
+    ]
     assert not found, "write \\frac in display math:\n" + "\n".join(found)

@@ -48,7 +48,10 @@ def test_tanh_error_numbers(site):
     assert glued(site, PAGE, "ac_tanh_max_error") == pytest.approx(err.max(), rel=1e-9)
     assert glued(site, PAGE, "ac_tanh_at_x") == pytest.approx(abs(grid[np.argmax(err)]), abs=1e-4)
     assert (glued(site, PAGE, "ac_tanh_lo"), glued(site, PAGE, "ac_tanh_hi"), glued(site, PAGE, "ac_tanh_n")) == (
-        -6.0, 6.0, 120001)
+        -6.0,
+        6.0,
+        120001,
+    )
 
 
 def test_derivative_checks(site):

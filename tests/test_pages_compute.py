@@ -143,8 +143,12 @@ def test_quantised_ffn_bytes(site):
     assert glued(site, PAGE, "cp_q_int8_gb") * 1e9 == pytest.approx(bf16 - ffn_weights * (2 - 1))
     assert glued(site, PAGE, "cp_q_int4_gb") * 1e9 == pytest.approx(bf16 - ffn_weights * (2 - 0.5))
     assert glued(site, PAGE, "cp_q_bfloat16_ffn_share") == pytest.approx(2 * ffn_weights / bf16)
-    assert glued(site, PAGE, "cp_q_int8_ffn_share") == pytest.approx(ffn_weights / glued(site, PAGE, "cp_q_int8_gb") / 1e9)
-    assert glued(site, PAGE, "cp_q_int4_ffn_share") == pytest.approx(0.5 * ffn_weights / glued(site, PAGE, "cp_q_int4_gb") / 1e9)
+    assert glued(site, PAGE, "cp_q_int8_ffn_share") == pytest.approx(
+        ffn_weights / glued(site, PAGE, "cp_q_int8_gb") / 1e9
+    )
+    assert glued(site, PAGE, "cp_q_int4_ffn_share") == pytest.approx(
+        0.5 * ffn_weights / glued(site, PAGE, "cp_q_int4_gb") / 1e9
+    )
     assert glued(site, PAGE, "cp_q_int4_speedup") == pytest.approx(bf16 / (glued(site, PAGE, "cp_q_int4_gb") * 1e9))
     assert glued(site, PAGE, "cp_q_bits_int4") == 4
 

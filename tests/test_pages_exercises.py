@@ -144,8 +144,7 @@ def test_exercise_8_which_positions_move(site):
     assert glued(site, PAGE, "ex_mv_ffn_edited") > 0.01
     assert glued(site, PAGE, "ex_mv_ffn_others") == 0.0 == max(ffn_moved[i] for i in others)
     assert glued(site, PAGE, "ex_mv_seq_len") == 6
-    assert glued(site, PAGE, "ex_mv_attn_others_min") == pytest.approx(
-        min(attn_moved[i] for i in others), rel=1e-9)
+    assert glued(site, PAGE, "ex_mv_attn_others_min") == pytest.approx(min(attn_moved[i] for i in others), rel=1e-9)
     assert glued(site, PAGE, "ex_mv_attn_others_min") > 0.001
 
 

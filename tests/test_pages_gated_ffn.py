@@ -36,4 +36,3 @@ def test_gate_numbers_on_the_page(site):
     assert glued(site, PAGE, "gf_n_hidden") == gate.size == 2 * 6 * 2048
     assert glued(site, PAGE, "gf_closed") == float(np.mean(gate == 0))
     assert glued(site, PAGE, "gf_negative") == float(np.mean(product < 0))
-

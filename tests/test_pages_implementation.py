@@ -9,10 +9,10 @@ import sys
 
 import numpy as np
 import pytest
-from bookext.kernel_template import THREAD_VARIABLES
 from sitecheck import figures, glued
 
 import ffnbook
+from bookext.kernel_template import THREAD_VARIABLES
 
 torch = pytest.importorskip("torch")
 from ffnbook import implementation  # noqa: E402
@@ -42,8 +42,9 @@ def encoder_diffs_on_one_thread() -> dict[str, float]:
     thread variable of bookext.kernel_template at 1 (the last bits of a sum depend on how it is
     split across threads)."""
     env = {**os.environ, **dict.fromkeys(THREAD_VARIABLES, "1")}
-    result = subprocess.run([sys.executable, "-c", ONE_THREAD_RECOMPUTATION], env=env,
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", ONE_THREAD_RECOMPUTATION], env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(result.stdout)
 
 

@@ -52,8 +52,9 @@ def test_noisy_query_numbers(site, memories):
 
 def test_accuracy_numbers(site):
     grid = memory.accuracy_grid(D_MODEL, [0.5, 1, 2, 4], NOISE_LEVELS, threshold=THRESHOLD)
-    perfect = max(n for i, n in enumerate(NOISE_LEVELS)
-                  if all(r["accuracy"][j] == 1.0 for r in grid for j in range(i + 1)))
+    perfect = max(
+        n for i, n in enumerate(NOISE_LEVELS) if all(r["accuracy"][j] == 1.0 for r in grid for j in range(i + 1))
+    )
     assert glued(site, PAGE, "kv_perfect_up_to") == perfect > 1.0  # "longer than the key itself"
     assert (glued(site, PAGE, "kv_ratio_min"), glued(site, PAGE, "kv_ratio_max")) == (0.5, 4.0)
     assert glued(site, PAGE, "kv_fewest") == 64 and glued(site, PAGE, "kv_most") == 512
@@ -115,12 +116,17 @@ def linear_recalls(n, noise):
         queries = memory.noisy_queries(keys, noise, seed=seed + 1)
         exact, *_ = np.linalg.lstsq(keys, values, rcond=None)
         ridge = np.sqrt(n * noise**2 / D_MODEL)
-        fitted, *_ = np.linalg.lstsq(np.vstack([keys, ridge * np.eye(D_MODEL)]),
-                                     np.vstack([values, np.zeros((D_MODEL, D_MODEL))]), rcond=None)
-        rows.append({"ffn": recalled(ffn_output(keys, values, THRESHOLD, queries), values),
-                     "ls": recalled(queries @ exact, values),
-                     "fitted": recalled(queries @ fitted, values),
-                     "corr": recalled(queries @ keys.T @ values, values)})
+        fitted, *_ = np.linalg.lstsq(
+            np.vstack([keys, ridge * np.eye(D_MODEL)]), np.vstack([values, np.zeros((D_MODEL, D_MODEL))]), rcond=None
+        )
+        rows.append(
+            {
+                "ffn": recalled(ffn_output(keys, values, THRESHOLD, queries), values),
+                "ls": recalled(queries @ exact, values),
+                "fitted": recalled(queries @ fitted, values),
+                "corr": recalled(queries @ keys.T @ values, values),
+            }
+        )
     return rows
 
 
@@ -217,8 +223,11 @@ def test_statistics_numbers(site):
     sizes = [8, 16, 32, 48, 64, 65, 72, 96, 128, 256, 512]
     new_value = memory.random_memories(1, D_MODEL, seed=99).values[0]
     assert glued(site, PAGE, "kv_d_ff") == N_MEMORIES
-    assert (glued(site, PAGE, "kv_stats_fewest"), glued(site, PAGE, "kv_stats_one_more"),
-            glued(site, PAGE, "kv_stats_most")) == (8, 65, 512)
+    assert (
+        glued(site, PAGE, "kv_stats_fewest"),
+        glued(site, PAGE, "kv_stats_one_more"),
+        glued(site, PAGE, "kv_stats_most"),
+    ) == (8, 65, 512)
     unseen_all = []
     for seed in range(5):
         keys, values = memory.random_memories(N_MEMORIES, D_MODEL, seed=seed)
@@ -238,10 +247,12 @@ def test_statistics_numbers(site):
             unseen_all.append(change(unseen).max())
             if seed == 0 and m == 8:
                 assert glued(site, PAGE, "kv_stats_fewest_outside") == pytest.approx(
-                    change(keys[order[8:]]).max(), rel=1e-8)
+                    change(keys[order[8:]]).max(), rel=1e-8
+                )
             if seed == 0 and m in (65, 512):
-                expected = np.linalg.norm(h(covered[1:]) @ kkt_change(h(covered), h(keys[SLOT]), residual),
-                                          axis=1).max()
+                expected = np.linalg.norm(
+                    h(covered[1:]) @ kkt_change(h(covered), h(keys[SLOT]), residual), axis=1
+                ).max()
                 key = "kv_stats_one_more_change" if m == 65 else "kv_stats_most_change"
                 assert glued(site, PAGE, key) == pytest.approx(expected, rel=1e-6)
     assert glued(site, PAGE, "kv_stats_unseen_low") == pytest.approx(min(unseen_all), rel=1e-8)

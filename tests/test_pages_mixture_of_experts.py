@@ -84,7 +84,10 @@ def test_real_model_counts(site):
     # The reported sizes (Mixtral paper: 47B / 13B; DeepSeek-V3 README: 671B / 37B).
     assert glued(site, PAGE, "moe_mixtral_reported_total") == 47.0
     assert glued(site, PAGE, "moe_mixtral_reported_active") == 13.0
-    assert round(glued(site, PAGE, "moe_mixtral_stored_b")) == 47 and round(glued(site, PAGE, "moe_mixtral_active_b")) == 13
+    assert (
+        round(glued(site, PAGE, "moe_mixtral_stored_b")) == 47
+        and round(glued(site, PAGE, "moe_mixtral_active_b")) == 13
+    )
     assert glued(site, PAGE, "moe_deepseek_reported_total") == 671.0 == round(deepseek.total / 1e9)
     assert glued(site, PAGE, "moe_deepseek_active_b") > glued(site, PAGE, "moe_deepseek_reported_active") == 37.0
     assert (glued(site, PAGE, "moe_mixtral_experts"), glued(site, PAGE, "moe_mixtral_per_token")) == (8, 2)
@@ -104,8 +107,10 @@ def test_figures_have_alt_text_from_their_values(site, toy):
 def test_decoding_a_batch(site):
     """E·(1 − (1 − k/E)^B) experts per layer; the bytes of a step against the stored bytes."""
     for key, name, (batch, what) in (
-        ("mixtral", "Mixtral 8x7B", (4, "experts_small")), ("mixtral", "Mixtral 8x7B", (16, "experts_mid")),
-        ("deepseek", "DeepSeek-V3", (16, "experts_mid")), ("deepseek", "DeepSeek-V3", (256, "experts_large")),
+        ("mixtral", "Mixtral 8x7B", (4, "experts_small")),
+        ("mixtral", "Mixtral 8x7B", (16, "experts_mid")),
+        ("deepseek", "DeepSeek-V3", (16, "experts_mid")),
+        ("deepseek", "DeepSeek-V3", (256, "experts_large")),
     ):
         m = models.get_model(name)
         E, k = m.n_experts, m.experts_per_token
@@ -121,14 +126,17 @@ def test_decoding_a_batch(site):
         used = m.n_moe_layers * m.n_experts * (1 - (1 - m.experts_per_token / m.n_experts) ** batch) * expert
         return (rest + used) / counts.total, 2 * (rest + used)
 
-    for key, name, batches in (("mixtral", "Mixtral 8x7B", {"one": 1, "mid": 16}),
-                               ("deepseek", "DeepSeek-V3", {"one": 1, "mid": 16, "large": 256})):
+    for key, name, batches in (
+        ("mixtral", "Mixtral 8x7B", {"one": 1, "mid": 16}),
+        ("deepseek", "DeepSeek-V3", {"one": 1, "mid": 16, "large": 256}),
+    ):
         for label, batch in batches.items():
             assert glued(site, PAGE, f"moe_step_{key}_of_stored_{label}") == pytest.approx(of_stored(name, batch)[0])
     assert glued(site, PAGE, "moe_step_deepseek_gb_one") == pytest.approx(of_stored("DeepSeek-V3", 1)[1] / 1e9)
     assert glued(site, PAGE, "moe_step_deepseek_gb_large") == pytest.approx(of_stored("DeepSeek-V3", 256)[1] / 1e9)
     assert glued(site, PAGE, "moe_step_deepseek_per_token_large") == pytest.approx(
-        of_stored("DeepSeek-V3", 256)[1] / 256 / 1e9)
+        of_stored("DeepSeek-V3", 256)[1] / 256 / 1e9
+    )
 
 
 def test_finer_experts(site):
@@ -156,7 +164,10 @@ def test_expert_choice_on_the_toy_tokens(site, toy):
 
     before = choose(flat)
     counts = [len(s) for s in before]
-    assert (glued(site, PAGE, "moe_ec_min_experts"), glued(site, PAGE, "moe_ec_max_experts")) == (min(counts), max(counts))
+    assert (glued(site, PAGE, "moe_ec_min_experts"), glued(site, PAGE, "moe_ec_max_experts")) == (
+        min(counts),
+        max(counts),
+    )
     last = flat.shape[0] - 1
     edited = flat.copy()
     edited[last] = np.random.default_rng(1).standard_normal(D_MODEL) * flat.std()
@@ -184,15 +195,17 @@ def test_the_toy_layers_settings_and_its_capacity_sweep(site, toy):
     assert [glued(site, PAGE, key) for key in settings] == [D_MODEL, D_FF, N_EXPERTS, TOP_K, SEQ_LEN]
     expert = 2 * D_MODEL * D_FF + D_FF + D_MODEL
     assert glued(site, PAGE, "moe_toy_fraction") == pytest.approx(
-        (D_MODEL * N_EXPERTS + TOP_K * expert) / (D_MODEL * N_EXPERTS + N_EXPERTS * expert), rel=1e-12)
+        (D_MODEL * N_EXPERTS + TOP_K * expert) / (D_MODEL * N_EXPERTS + N_EXPERTS * expert), rel=1e-12
+    )
     # Per token: whole sequence against one token at a time, and shuffled positions, agree to
     # rounding; no other token's routing weight moves when one token changes.
     assert glued(site, PAGE, "moe_rows_diff") < 1e-12 and glued(site, PAGE, "moe_perm_diff") < 1e-12
     assert glued(site, PAGE, "moe_weights_moved") < 1e-12
     _, _, routing = toy
     factors = [0.75, 1.0, 1.25, 1.5, 2.0]
-    dropped = {row["capacity_factor"]: row["dropped_fraction"]
-               for row in moe.dropped_by_capacity(routing, N_EXPERTS, factors)}
+    dropped = {
+        row["capacity_factor"]: row["dropped_fraction"] for row in moe.dropped_by_capacity(routing, N_EXPERTS, factors)
+    }
     assert (glued(site, PAGE, "moe_cap_factor_low"), glued(site, PAGE, "moe_cap_factor_one")) == (0.75, 1.0)
     assert glued(site, PAGE, "moe_cap_no_drop") == min(f for f in factors if dropped[f] == 0)
     assert glued(site, PAGE, "moe_cap_factor_skewed") == 1.25

@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from hand_counts import (BERT_EMBEDDINGS, BERT_FFN, BERT_TOTAL, GPT2_EMBEDDINGS, GPT2_FFN, GPT2_TOTAL,
-                         LLAMA_1_7B, LLAMA_2_70B, LLAMA_3_8B, MISTRAL_7B, MIXTRAL)
+from hand_counts import (
+    BERT_EMBEDDINGS,
+    BERT_FFN,
+    BERT_TOTAL,
+    GPT2_EMBEDDINGS,
+    GPT2_FFN,
+    GPT2_TOTAL,
+    LLAMA_1_7B,
+    LLAMA_2_70B,
+    LLAMA_3_8B,
+    MISTRAL_7B,
+    MIXTRAL,
+)
 from sitecheck import figures, glued
 
 from ffnbook import model_parameters as mp
@@ -120,8 +131,11 @@ def test_llama_family_shares_from_hand_counts(site):
     assert glued(site, PAGE, "pc_l3_all") == pytest.approx(ffn / total, rel=1e-12)
     assert glued(site, PAGE, "pc_l3_emb") == pytest.approx(embeddings / total, rel=1e-12)
     assert glued(site, PAGE, "pc_l3_vocab") == 128256
-    for key, (total, _, ffn, _, embeddings) in {"pc_mistral_ne": MISTRAL_7B, "pc_l270_ne": LLAMA_2_70B,
-                                                 "pc_llama_ne": LLAMA_1_7B}.items():
+    for key, (total, _, ffn, _, embeddings) in {
+        "pc_mistral_ne": MISTRAL_7B,
+        "pc_l270_ne": LLAMA_2_70B,
+        "pc_llama_ne": LLAMA_1_7B,
+    }.items():
         assert glued(site, PAGE, key) == pytest.approx(ffn / (total - embeddings), rel=1e-12), key
 
 
@@ -130,13 +144,19 @@ def test_mixtral_active_size_from_hand_counts(site):
     assert glued(site, PAGE, "pc_mixtral_total_b") == pytest.approx(total / 1e9, rel=1e-12)
     assert glued(site, PAGE, "pc_mixtral_active_b") == pytest.approx(active / 1e9, rel=1e-12)
     # arXiv:2401.04088 §1: "47B parameters", "13B active parameters"; the counts round to them.
-    assert (glued(site, PAGE, "pc_mixtral_reported_b"), glued(site, PAGE, "pc_mixtral_reported_active_b")) == (47.0, 13.0)
+    assert (glued(site, PAGE, "pc_mixtral_reported_b"), glued(site, PAGE, "pc_mixtral_reported_active_b")) == (
+        47.0,
+        13.0,
+    )
     assert (round(total / 1e9), round(active / 1e9)) == (47, 13)
 
 
 def test_deepseek_v3_against_its_reported_sizes(site):
     # arXiv:2412.19437 abstract: 671B total parameters, 37B activated per token.
-    assert (glued(site, PAGE, "pc_deepseek_reported_b"), glued(site, PAGE, "pc_deepseek_reported_active_b")) == (671.0, 37.0)
+    assert (glued(site, PAGE, "pc_deepseek_reported_b"), glued(site, PAGE, "pc_deepseek_reported_active_b")) == (
+        671.0,
+        37.0,
+    )
     assert glued(site, PAGE, "pc_deepseek_total_b") == pytest.approx(671, rel=0.01)
     assert glued(site, PAGE, "pc_deepseek_active_b") == pytest.approx(37, rel=0.03)
     assert glued(site, PAGE, "pc_deepseek_share") > 0.95

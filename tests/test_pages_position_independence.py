@@ -94,10 +94,10 @@ def test_attention_fails_what_the_ffn_passes(site, ffn_setup):
     _, x, xb = ffn_setup
     attention = ffnbook.attention_layer(ffnbook.init_attention_params(D_MODEL, seed=0), n_heads=8)
     assert glued(site, PAGE, "pi_attn_batch_diff") == pytest.approx(
-        ffnbook.batch_vs_rows_max_diff(attention, x), **SAME)
+        ffnbook.batch_vs_rows_max_diff(attention, x), **SAME
+    )
     assert glued(site, PAGE, "pi_attn_batch_diff") > 0.1
-    assert glued(site, PAGE, "pi_attn_reshape_diff") == pytest.approx(
-        ffnbook.reshape_max_diff(attention, xb), **SAME)
+    assert glued(site, PAGE, "pi_attn_reshape_diff") == pytest.approx(ffnbook.reshape_max_diff(attention, xb), **SAME)
     assert glued(site, PAGE, "pi_attn_reshape_diff") > 0.1
     assert glued(site, PAGE, "pi_attn_perm_diff") < 1e-12
     assert glued(site, PAGE, "pi_attn_others") > 0.1
@@ -119,8 +119,7 @@ def test_normalisation_numbers(site, ffn_setup):
 def test_shift_experiment_numbers_and_alt_text(site):
     tiny = positional.tiny_model(d_model=64, d_ff=256, n_heads=4, seed=0)
     ids, starts = [3, 17, 8, 42, 5, 29], range(100)
-    shifts = {m: positional.shift_experiment(tiny, ids, starts, m)
-              for m in ("learned", "sinusoidal", "rope", "alibi")}
+    shifts = {m: positional.shift_experiment(tiny, ids, starts, m) for m in ("learned", "sinusoidal", "rope", "alibi")}
     assert glued(site, PAGE, "pi_shift_n_starts") == 100
     assert glued(site, PAGE, "pi_shift_learned") == pytest.approx(shifts["learned"].max_change, **SAME)
     assert glued(site, PAGE, "pi_shift_learned") > 0.1

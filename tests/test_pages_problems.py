@@ -103,45 +103,90 @@ CAPACITY_VOCAB = 1 + 16 + 32 + 16 + 32
 #: Every problem's answer key -> (page, its value recomputed independently; from the
 #: page's own glued givens where the answer is a function of them).
 ANSWERS = {
-    "tb_pr_block_params": ("transformer-block", lambda: (lambda d, f: 4 * d * d + 4 * d + 2 * d * f + f + d + 4 * d)(768, 3072)),
-    "tb_pr_ffn_share": ("transformer-block", lambda: (2 * 768 * 3072 + 3072 + 768) / (4 * 768**2 + 4 * 768 + 2 * 768 * 3072 + 3072 + 768 + 4 * 768)),
+    "tb_pr_block_params": (
+        "transformer-block",
+        lambda: (lambda d, f: 4 * d * d + 4 * d + 2 * d * f + f + d + 4 * d)(768, 3072),
+    ),
+    "tb_pr_ffn_share": (
+        "transformer-block",
+        lambda: (2 * 768 * 3072 + 3072 + 768) / (4 * 768**2 + 4 * 768 + 2 * 768 * 3072 + 3072 + 768 + 4 * 768),
+    ),
     "an_pr_hidden_bytes": ("anatomy", lambda: 8 * m("BERT-base").context_length * m("BERT-base").d_ff * 4),
-    "an_pr_conv_params": ("anatomy", lambda: (lambda d, f: d * f + f + f * d + d)(m("GPT-2 medium").d_model, m("GPT-2 medium").d_ff)),
+    "an_pr_conv_params": (
+        "anatomy",
+        lambda: (lambda d, f: d * f + f + f * d + d)(m("GPT-2 medium").d_model, m("GPT-2 medium").d_ff),
+    ),
     "wd_pr_rule_width": ("width", lambda: llama_rule(5120, 256)),
     "wd_pr_big_width": ("width", lambda: llama_rule(16384, 4096, 1.2)),
     "wd_pr_mistral_excess": ("width", lambda: 3 * m("Mistral 7B").d_ff / (8 * m("Mistral 7B").d_model) - 1),
-    "pi_pr_per_position_params": ("position-independence", lambda: (lambda g: g.context_length * (2 * g.d_model * g.d_ff + g.d_ff + g.d_model))(m("GPT-2 small"))),
+    "pi_pr_per_position_params": (
+        "position-independence",
+        lambda: (lambda g: g.context_length * (2 * g.d_model * g.d_ff + g.d_ff + g.d_model))(m("GPT-2 small")),
+    ),
     "pi_pr_causal_moved": ("position-independence", lambda: 1024 - 100 + 1),
     "ac_pr_gelu_at_one": ("activations", gelu_at_one),
     "ac_pr_silu_minimum": ("activations", silu_minimum),
     "gf_pr_llama3_block_ffn": ("gated-ffn", lambda: 3 * m("Llama-3 8B").d_model * m("Llama-3 8B").d_ff),
-    "gf_pr_llama3_all_ffn": ("gated-ffn", lambda: m("Llama-3 8B").n_layers * 3 * m("Llama-3 8B").d_model * m("Llama-3 8B").d_ff),
+    "gf_pr_llama3_all_ffn": (
+        "gated-ffn",
+        lambda: m("Llama-3 8B").n_layers * 3 * m("Llama-3 8B").d_model * m("Llama-3 8B").d_ff,
+    ),
     "gf_pr_equal_width": ("gated-ffn", lambda: 2 * 4 * 768 / 3),
     "pc_pr_gpt2_total": ("parameter-count", gpt2_total),
     "pc_pr_llama2_share": ("parameter-count", llama2_share),
-    "pc_pr_70b_ffn": ("parameter-count", lambda: (lambda l: l.n_layers * 3 * l.d_model * l.d_ff)(m("Llama-2 70B"))),
+    "pc_pr_70b_ffn": ("parameter-count", lambda: (lambda c: c.n_layers * 3 * c.d_model * c.d_ff)(m("Llama-2 70B"))),
     "cp_pr_xl_crossover": ("compute", lambda: m("GPT-2 XL").d_ff),  # n* = d_ff when the heads span d_model
     "cp_pr_llama3_ffn_flops": ("compute", lambda: m("Llama-3 8B").n_layers * llama3_block_flops()[0]),
     "cp_pr_llama3_share": ("compute", lambda: llama3_block_flops()[0] / sum(llama3_block_flops())),
     "kv_pr_gpt2_slots": ("key-value-memory", lambda: m("GPT-2 small").n_layers * m("GPT-2 small").d_ff),
     "kv_pr_edit_numbers": ("key-value-memory", lambda: m("GPT-2 XL").d_ff + m("GPT-2 XL").d_model),
-    "moe_pr_mixtral_ffn_bytes": ("mixture-of-experts", lambda: (lambda x: x.n_layers * x.experts_per_token * 3 * x.d_model * x.d_ff * 2)(m("Mixtral 8x7B"))),
-    "moe_pr_mixtral_pairs": ("mixture-of-experts", lambda: comb(m("Mixtral 8x7B").n_experts, m("Mixtral 8x7B").experts_per_token)),
-    "moe_pr_deepseek_active": ("mixture-of-experts", lambda: (lambda x: (x.experts_per_token + x.n_shared_experts) * 3 * x.d_model * x.d_ff)(m("DeepSeek-V3"))),
+    "moe_pr_mixtral_ffn_bytes": (
+        "mixture-of-experts",
+        lambda: (lambda x: x.n_layers * x.experts_per_token * 3 * x.d_model * x.d_ff * 2)(m("Mixtral 8x7B")),
+    ),
+    "moe_pr_mixtral_pairs": (
+        "mixture-of-experts",
+        lambda: comb(m("Mixtral 8x7B").n_experts, m("Mixtral 8x7B").experts_per_token),
+    ),
+    "moe_pr_deepseek_active": (
+        "mixture-of-experts",
+        lambda: (lambda x: (x.experts_per_token + x.n_shared_experts) * 3 * x.d_model * x.d_ff)(m("DeepSeek-V3")),
+    ),
     "im_pr_init_bound": ("implementation", lambda: 1 / sqrt(m("GPT-2 small").d_model)),
-    "im_pr_gpt2_ffn_bytes": ("implementation", lambda: (lambda g: g.n_layers * (2 * g.d_model * g.d_ff + g.d_ff + g.d_model) * 2)(m("GPT-2 small"))),
+    "im_pr_gpt2_ffn_bytes": (
+        "implementation",
+        lambda: (lambda g: g.n_layers * (2 * g.d_model * g.d_ff + g.d_ff + g.d_model) * 2)(m("GPT-2 small")),
+    ),
     "ex_pr_t5_ffn": ("exercises", lambda: 3 * m("T5-base v1.1").d_model * m("T5-base v1.1").d_ff),
-    "ex_pr_big_flops": ("exercises", lambda: 4 * m("Transformer big (Vaswani et al.)").d_model * m("Transformer big (Vaswani et al.)").d_ff),
-    "su_pr_gpt3_ffn": ("summary", lambda: (lambda g: g.n_layers * (2 * g.d_model * g.d_ff + g.d_ff + g.d_model))(m("GPT-3 175B"))),
+    "ex_pr_big_flops": (
+        "exercises",
+        lambda: 4 * m("Transformer big (Vaswani et al.)").d_model * m("Transformer big (Vaswani et al.)").d_ff,
+    ),
+    "su_pr_gpt3_ffn": (
+        "summary",
+        lambda: (lambda g: g.n_layers * (2 * g.d_model * g.d_ff + g.d_ff + g.d_model))(m("GPT-3 175B")),
+    ),
     "su_pr_gpt3_flops_share": ("summary", gpt3_flops_share),
-    "tr_pr_held_p": ("trained-ffn", lambda site: binomial_tail(glued(site, "trained-ffn", "tr_held_k"),
-                                                               glued(site, "trained-ffn", "tr_held_n"),
-                                                               glued(site, "trained-ffn", "tr_chance"))),
-    "tr_pr_cap_params": ("trained-ffn", lambda: (lambda v, t, d, f: (2 * v + t) * d + 4 * d * d + 2 * d * f + f + d)(
-        CAPACITY_VOCAB, 3, 32, 128)),
-    "tr_pr_gain": ("trained-ffn", lambda site: (glued(site, "trained-ffn", "tr_cap_wide_recall")
-                                                - glued(site, "trained-ffn", "tr_cap_none"))
-                   * glued(site, "trained-ffn", "tr_cap_facts") / glued(site, "trained-ffn", "tr_cap_wide")),
+    "tr_pr_held_p": (
+        "trained-ffn",
+        lambda site: binomial_tail(
+            glued(site, "trained-ffn", "tr_held_k"),
+            glued(site, "trained-ffn", "tr_held_n"),
+            glued(site, "trained-ffn", "tr_chance"),
+        ),
+    ),
+    "tr_pr_cap_params": (
+        "trained-ffn",
+        lambda: (lambda v, t, d, f: (2 * v + t) * d + 4 * d * d + 2 * d * f + f + d)(CAPACITY_VOCAB, 3, 32, 128),
+    ),
+    "tr_pr_gain": (
+        "trained-ffn",
+        lambda site: (
+            (glued(site, "trained-ffn", "tr_cap_wide_recall") - glued(site, "trained-ffn", "tr_cap_none"))
+            * glued(site, "trained-ffn", "tr_cap_facts")
+            / glued(site, "trained-ffn", "tr_cap_wide")
+        ),
+    ),
 }
 
 #: Givens a problem states: key -> (page, the value the sheet or the problem's code fixes).
@@ -227,18 +272,26 @@ GIVENS = {
 
 #: Each page's tolerance keys -> the policy they must glue.
 TOLERANCE_KEYS = {
-    "tb_pr_rounded": ("transformer-block", ROUNDED), "an_pr_rounded": ("anatomy", ROUNDED),
-    "wd_pr_rounded": ("width", ROUNDED), "wd_pr_exact": ("width", EXACT),
-    "pi_pr_rounded": ("position-independence", ROUNDED), "pi_pr_exact": ("position-independence", EXACT),
+    "tb_pr_rounded": ("transformer-block", ROUNDED),
+    "an_pr_rounded": ("anatomy", ROUNDED),
+    "wd_pr_rounded": ("width", ROUNDED),
+    "wd_pr_exact": ("width", EXACT),
+    "pi_pr_rounded": ("position-independence", ROUNDED),
+    "pi_pr_exact": ("position-independence", EXACT),
     "ac_pr_rounded": ("activations", ROUNDED),
-    "gf_pr_rounded": ("gated-ffn", ROUNDED), "gf_pr_exact": ("gated-ffn", EXACT),
+    "gf_pr_rounded": ("gated-ffn", ROUNDED),
+    "gf_pr_exact": ("gated-ffn", EXACT),
     "pc_pr_rounded": ("parameter-count", ROUNDED),
-    "cp_pr_rounded": ("compute", ROUNDED), "cp_pr_exact": ("compute", EXACT),
+    "cp_pr_rounded": ("compute", ROUNDED),
+    "cp_pr_exact": ("compute", EXACT),
     "kv_pr_exact": ("key-value-memory", EXACT),
-    "moe_pr_rounded": ("mixture-of-experts", ROUNDED), "moe_pr_exact": ("mixture-of-experts", EXACT),
-    "im_pr_rounded": ("implementation", ROUNDED), "ex_pr_rounded": ("exercises", ROUNDED),
+    "moe_pr_rounded": ("mixture-of-experts", ROUNDED),
+    "moe_pr_exact": ("mixture-of-experts", EXACT),
+    "im_pr_rounded": ("implementation", ROUNDED),
+    "ex_pr_rounded": ("exercises", ROUNDED),
     "su_pr_rounded": ("summary", ROUNDED),
-    "tr_pr_rounded": ("trained-ffn", ROUNDED), "tr_pr_exact": ("trained-ffn", EXACT),
+    "tr_pr_rounded": ("trained-ffn", ROUNDED),
+    "tr_pr_exact": ("trained-ffn", EXACT),
 }
 
 #: Pages whose problems are still to come (written against a helper's reworked page).
@@ -309,8 +362,9 @@ def test_the_reader_notebooks_carry_each_problem_with_its_solution_folded(site):
             continue
         notebook = json.loads((site / "notebooks" / f"{page}.ipynb").read_text(encoding="utf-8"))
         cells = notebook["cells"]
-        stated = [i for i, c in enumerate(cells) if c["cell_type"] == "markdown"
-                  and "**Problem " in "".join(c["source"])]
+        stated = [
+            i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and "**Problem " in "".join(c["source"])
+        ]
         assert sum("".join(cells[i]["source"]).count("**Problem ") for i in stated) == count, page
         for i in stated:
             text = "".join(cells[i]["source"])

@@ -25,8 +25,7 @@ def test_interview_answers_are_folded(site):
 def test_classic_block_numbers(site):
     d, f = 512, 2048  # the base transformer (Vaswani et al., 2017)
     ffn, attn = 2 * d * f + f + d, 4 * d * d
-    assert (glued(site, PAGE, "su_d_model"), glued(site, PAGE, "su_d_ff"), glued(site, PAGE, "su_n_heads")) == (
-        d, f, 8)
+    assert (glued(site, PAGE, "su_d_model"), glued(site, PAGE, "su_d_ff"), glued(site, PAGE, "su_n_heads")) == (d, f, 8)
     assert (glued(site, PAGE, "su_ffn_count"), glued(site, PAGE, "su_attn_count")) == (ffn, attn)
     assert glued(site, PAGE, "su_ratio") == ffn / attn
     assert glued(site, PAGE, "su_block_share") == ffn / (ffn + attn)
@@ -34,16 +33,22 @@ def test_classic_block_numbers(site):
 
 
 def test_parameter_shares_of_real_models(site):
-    for key, name in (("su_share_gpt2_small", "GPT-2 small"), ("su_share_gpt3", "GPT-3 175B"),
-                      ("su_share_mistral", "Mistral 7B"), ("su_share_mixtral", "Mixtral 8x7B")):
+    for key, name in (
+        ("su_share_gpt2_small", "GPT-2 small"),
+        ("su_share_gpt3", "GPT-3 175B"),
+        ("su_share_mistral", "Mistral 7B"),
+        ("su_share_mixtral", "Mixtral 8x7B"),
+    ):
         assert glued(site, PAGE, key) == model_parameters.parameter_breakdown(get_model(name)).ffn_share
     # GPT-2 small independently: 12 blocks of 2·768·3072 + 3072 + 768 FFN parameters in a model
     # of 124,439,808 (the project's recount of the released checkpoint, models_notes.md).
     assert glued(site, PAGE, "su_share_gpt2_small") == pytest.approx(12 * (2 * 768 * 3072 + 3072 + 768) / 124_439_808)
     assert glued(site, PAGE, "su_share_gpt2_small_nonemb") == pytest.approx(
-        GPT2_FFN / (GPT2_TOTAL - GPT2_EMBEDDINGS), rel=1e-12)
-    shares = [glued(site, PAGE, k) for k in ("su_share_gpt2_small", "su_share_gpt3", "su_share_mistral",
-                                              "su_share_mixtral")]
+        GPT2_FFN / (GPT2_TOTAL - GPT2_EMBEDDINGS), rel=1e-12
+    )
+    shares = [
+        glued(site, PAGE, k) for k in ("su_share_gpt2_small", "su_share_gpt3", "su_share_mistral", "su_share_mixtral")
+    ]
     assert min(shares) < 0.5 < 0.9 < max(shares)  # nowhere near one fixed two-thirds
 
 
@@ -63,19 +68,38 @@ def test_moe_facts_come_from_the_model_sheet(site):
     mixtral, deepseek = get_model("Mixtral 8x7B"), get_model("DeepSeek-V3")
     # Mixtral: 8 experts, top-2 (Jiang et al., 2024).
     assert (glued(site, PAGE, "su_mixtral_experts"), glued(site, PAGE, "su_mixtral_top_k")) == (8, 2)
-    assert glued(site, PAGE, "su_share_mixtral_active") == model_parameters.parameter_breakdown(
-        mixtral).ffn_share_active
-    assert [glued(site, PAGE, k) for k in ("su_deepseek_routed", "su_deepseek_shared", "su_deepseek_top_k",
-                                           "su_deepseek_moe_layers", "su_deepseek_layers")] == [
-        deepseek.n_experts, deepseek.n_shared_experts, deepseek.experts_per_token,
-        deepseek.n_moe_layers, deepseek.n_layers]
+    assert (
+        glued(site, PAGE, "su_share_mixtral_active") == model_parameters.parameter_breakdown(mixtral).ffn_share_active
+    )
+    assert [
+        glued(site, PAGE, k)
+        for k in (
+            "su_deepseek_routed",
+            "su_deepseek_shared",
+            "su_deepseek_top_k",
+            "su_deepseek_moe_layers",
+            "su_deepseek_layers",
+        )
+    ] == [
+        deepseek.n_experts,
+        deepseek.n_shared_experts,
+        deepseek.experts_per_token,
+        deepseek.n_moe_layers,
+        deepseek.n_layers,
+    ]
 
 
 def test_attention_experts_and_the_nonlinearity_evidence_are_cited(site):
     text = re.sub(r"\s+([,.;:\]])", r"\1", page_text(site, PAGE))  # "et al. , 2022" as read
     # Published versions: SwitchHead NeurIPS 2024, RoFormer Neurocomputing 2024, ALiBi ICLR 2022.
-    for citation in ("Zhang et al., 2022", "Csordás et al., 2024", "Dong et al., 2021",
-                     "Sukhbaatar et al., 2019", "Su et al., 2024", "Press et al., 2022"):
+    for citation in (
+        "Zhang et al., 2022",
+        "Csordás et al., 2024",
+        "Dong et al., 2021",
+        "Sukhbaatar et al., 2019",
+        "Su et al., 2024",
+        "Press et al., 2022",
+    ):
         assert citation in text, citation
 
 

@@ -59,8 +59,11 @@ def test_every_glued_key_is_checked_here(site):
     """
     source = Path(__file__).read_text() + (Path(__file__).parent / "test_pages_problems.py").read_text()
     patterns = [re.sub(r"\{[^}]*\}", r"[a-z0-9_]+", m) for m in re.findall(r'f"(tr_[^"]*)"', source)]
-    missing = [key for key in glue_data(site, PAGE)
-               if f'"{key}"' not in source and not any(re.fullmatch(p, key) for p in patterns)]
+    missing = [
+        key
+        for key in glue_data(site, PAGE)
+        if f'"{key}"' not in source and not any(re.fullmatch(p, key) for p in patterns)
+    ]
     assert not missing, f"glued keys no test checks: {missing}"
 
 
@@ -77,8 +80,13 @@ def test_world_and_model_numbers(site, rerun):
     for key, value in (("tr_d_model", 32), ("tr_d_ff", 128), ("tr_n_heads", 4), ("tr_n_blocks", 2)):
         assert glued(site, PAGE, key) == value == MODEL[key[3:]]
     assert glued(site, PAGE, "tr_ratio") == glued(site, PAGE, "tr_d_ff") / glued(site, PAGE, "tr_d_model")
-    for key, setting in (("tr_steps", "steps"), ("tr_batch", "batch_size"), ("tr_lr", "learning_rate"),
-                         ("tr_eval_every", "eval_every"), ("tr_eval_contexts", "eval_contexts")):
+    for key, setting in (
+        ("tr_steps", "steps"),
+        ("tr_batch", "batch_size"),
+        ("tr_lr", "learning_rate"),
+        ("tr_eval_every", "eval_every"),
+        ("tr_eval_contexts", "eval_contexts"),
+    ):
         assert glued(site, PAGE, key) == TRAIN[setting]
 
 
@@ -99,7 +107,8 @@ def test_training_numbers(site, rerun):
     assert glued(site, PAGE, "tr_without_final_min") == min(r.history["recall"][-1] for r in without)
     assert glued(site, PAGE, "tr_final_loss") == pytest.approx(np.mean([r.history["loss"][-1] for r in with_ffn]))
     assert glued(site, PAGE, "tr_without_final_loss") == pytest.approx(
-        np.mean([r.history["loss"][-1] for r in without]))
+        np.mean([r.history["loss"][-1] for r in without])
+    )
     # The control's FFNs really are silent: every FFN weight of every control is exactly zero.
     assert all(torch.count_nonzero(p) == 0 for r in without for b in r.model.blocks for p in b.ffn.parameters())
 
@@ -121,7 +130,8 @@ def test_control_numbers(site, rerun):
     assert glued(site, PAGE, "tr_probe_contexts") == N_CONTEXTS
     for key, runs in (("tr_recall_with", rerun["with"]), ("tr_recall_without", rerun["without"])):
         assert glued(site, PAGE, key) == pytest.approx(
-            np.mean([tt.recall(r.model, w, p) for r, w, p in zip(runs, worlds, rerun["probes"])]))
+            np.mean([tt.recall(r.model, w, p) for r, w, p in zip(runs, worlds, rerun["probes"])])
+        )
     # Held-out facts, counted by hand: one answer per fact from the scores averaged over its prompts.
     hits = 0
     for r, w, s in zip(rerun["with"], worlds, splits):
@@ -134,8 +144,9 @@ def test_control_numbers(site, rerun):
     assert glued(site, PAGE, "tr_held_contexts") == HELD_CONTEXTS
     assert (glued(site, PAGE, "tr_held_k"), glued(site, PAGE, "tr_held_n")) == (hits, n)
     test = stats.binomtest(hits, n, chance, alternative="greater")
-    interval = stats.binomtest(hits, n).proportion_ci(confidence_level=glued(site, PAGE, "tr_confidence"),
-                                                      method="exact")
+    interval = stats.binomtest(hits, n).proportion_ci(
+        confidence_level=glued(site, PAGE, "tr_confidence"), method="exact"
+    )
     assert glued(site, PAGE, "tr_confidence") == 0.95
     assert glued(site, PAGE, "tr_held_p") == pytest.approx(test.pvalue, rel=1e-9)
     assert glued(site, PAGE, "tr_held_low") == pytest.approx(interval.low, abs=1e-12)
@@ -165,7 +176,8 @@ def test_ablation_numbers(site, rerun, ablations):
         out = model.trace(probe.tokens).ffn_outputs[1].clone()
     out[:, -1] = 0.0
     assert tf.ablated_recall(ablations[0], "ffn", (1,), "zero", "query") == tt.recall(
-        model, world, probe, ffn_ablation={1: out})
+        model, world, probe, ffn_ablation={1: out}
+    )
     # What the prose says: block 0's attention acts at →, not at the subject or relation tokens.
     assert glued(site, PAGE, "tr_attn0_query") < 0.6 < 0.9 < glued(site, PAGE, "tr_attn0_subject")
 
@@ -207,8 +219,9 @@ def test_key_value_numbers(site, rerun):
     for b, where in ((1, "query"), (0, "subject")):
         for r, w, s, p in zip(rerun["with"], rerun["worlds"], rerun["splits"], rerun["probes"]):
             acts = tf.answer_activations(r.model, p, N_CONTEXTS, where=where)[b]
-            readings = tf.read_neurons(acts, s.train, w.answers(s.train), tf.value_logits(r.model, b),
-                                       w.object_tokens(), block=b)
+            readings = tf.read_neurons(
+                acts, s.train, w.answers(s.train), tf.value_logits(r.model, b), w.object_tokens(), block=b
+            )
             counts.setdefault(b, []).append(tf.kind_counts(readings))
             firing.setdefault(b, []).append(tf.firing_summary(acts))
         for kind in tf.NEURON_KINDS:
@@ -216,8 +229,12 @@ def test_key_value_numbers(site, rerun):
             assert glued(site, PAGE, f"tr_kind{b}_{kind}") == pytest.approx(np.mean(values))
             assert glued(site, PAGE, f"tr_kind{b}_{kind}_high") == max(values)
         assert sum(np.mean([c[k] for c in counts[b]]) for k in tf.NEURON_KINDS) == pytest.approx(128)
-        assert glued(site, PAGE, f"tr_facts_per_unit{b}") == pytest.approx(np.mean([f.facts_per_unit for f in firing[b]]))
-        assert glued(site, PAGE, f"tr_units_per_fact{b}") == pytest.approx(np.mean([f.units_per_fact for f in firing[b]]))
+        assert glued(site, PAGE, f"tr_facts_per_unit{b}") == pytest.approx(
+            np.mean([f.facts_per_unit for f in firing[b]])
+        )
+        assert glued(site, PAGE, f"tr_units_per_fact{b}") == pytest.approx(
+            np.mean([f.units_per_fact for f in firing[b]])
+        )
     assert glued(site, PAGE, "tr_strong") == tf.STRONG_SHARE
     stored = memory.random_memories(64, 128, seed=0)
     hidden = memory.retrieve(memory.build_memory_ffn(*stored), stored.keys).hidden
@@ -265,8 +282,18 @@ def test_capacity_numbers(site):
     """The sweep trained again; the per-unit gain recomputed seed by seed from its recalls."""
     config = tt.TrainConfig(steps=250, batch_size=64, learning_rate=1e-2, eval_every=50, eval_contexts=1)
     with tt.deterministic_torch(seed=0, threads=1):
-        rows = tf.capacity_sweep((0, 32, 128), (32,), n_relations=16, n_objects=32, d_model=32, n_heads=4,
-                                 n_blocks=1, seq_len=3, train_config=config, seeds=SEEDS)
+        rows = tf.capacity_sweep(
+            (0, 32, 128),
+            (32,),
+            n_relations=16,
+            n_objects=32,
+            d_model=32,
+            n_heads=4,
+            n_blocks=1,
+            seq_len=3,
+            train_config=config,
+            seeds=SEEDS,
+        )
     recall = {(r["d_ff"], r["seed"]): r["recall"] for r in rows}
     n_facts = rows[0]["n_facts"]
     assert glued(site, PAGE, "tr_cap_facts") == n_facts == 32 * 16
@@ -291,8 +318,13 @@ def test_figures_have_alt_text_computed_with_them(site):
     assert all(len(alt.strip()) > 80 for alt in alts)
     assert any(f"attention 0: subject {100 * glued(site, PAGE, 'tr_attn0_subject'):.0f}%" in alt for alt in alts)
     assert any(f"d_ff 0: {100 * glued(site, PAGE, 'tr_cap_none'):.0f}%" in alt for alt in alts)
-    for key in ("tr_training_figure", "tr_ablation_figure", "tr_neuron_figure", "tr_influence_figure",
-                "tr_capacity_figure"):
+    for key in (
+        "tr_training_figure",
+        "tr_ablation_figure",
+        "tr_neuron_figure",
+        "tr_influence_figure",
+        "tr_capacity_figure",
+    ):
         assert key in glue_data(site, PAGE)
 
 
@@ -345,15 +377,17 @@ def test_units_explorer_json_equals_ffnbook_unit_by_unit(site, rerun):
             order = np.argsort(-acts[:, unit], kind="stable")[:5]
             assert shown["facts"][unit] == order.tolist()
             assert shown["fact_act"][unit] == pytest.approx(acts[order, unit], abs=6e-4)
-            assert data["facts"][order[0]][:2] == [world.subject_token(fact_rows[order[0]][0]),
-                                                   world.relation_token(fact_rows[order[0]][1])]
+            assert data["facts"][order[0]][:2] == [
+                world.subject_token(fact_rows[order[0]][0]),
+                world.relation_token(fact_rows[order[0]][1]),
+            ]
             best = np.argsort(-scores[unit], kind="stable")[:5]
             assert shown["tokens"][unit] == best.tolist()
             assert shown["logit"][unit] == pytest.approx(scores[unit, best], abs=6e-4)
             for i, w in enumerate(("all", where)):
                 mask = tf._site_mask(asked, w).unsqueeze(-1)
                 with torch.no_grad():
-                    part = asked_trace.ffn_hidden[b][..., unit:unit + 1] * model.blocks[b].ffn.down.weight[:, unit]
+                    part = asked_trace.ffn_hidden[b][..., unit : unit + 1] * model.blocks[b].ffn.down.weight[:, unit]
                     out = asked_trace.ffn_outputs[b] - torch.where(mask, part, 0.0)
                     after = leads(model.trace(asked.tokens, ffn_ablation={b: out}).logits[:, -1])
                 assert shown["margin"][unit][i] == pytest.approx(np.mean(intact - after), abs=1e-3)

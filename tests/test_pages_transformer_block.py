@@ -24,7 +24,11 @@ def setup():
 
 def test_widths_come_from_the_base_model(site):
     assert [glued(site, PAGE, k) for k in ("tb_d_model", "tb_d_ff", "tb_n_heads", "tb_seq_len")] == [
-        D_MODEL, D_FF, HEADS, SEQ]
+        D_MODEL,
+        D_FF,
+        HEADS,
+        SEQ,
+    ]
 
 
 def test_layer_norm_numbers(site, setup):
@@ -79,7 +83,6 @@ def test_influence_numbers(site, setup):
     assert glued(site, PAGE, "tb_block_diag_mean") == pytest.approx(np.diag(block_m).mean(), rel=1e-9)
 
 
-
 def test_parallel_block_numbers(site, setup):
     """The FFN's branch in a serial and a parallel block (GPT-J, PaLM), composed here from the parts."""
     x, attn, ffn = setup
@@ -98,9 +101,9 @@ def test_parallel_block_numbers(site, setup):
     parallel_m = unit_nudge_influence(parallel_branch, x)
     assert glued(site, PAGE, "tb_branch_serial_off_max") == pytest.approx(serial_m[off].max(), rel=1e-9)
     assert glued(site, PAGE, "tb_branch_serial_off_share") == pytest.approx(
-        serial_m[off].sum() / serial_m.sum(), rel=1e-9)
+        serial_m[off].sum() / serial_m.sum(), rel=1e-9
+    )
     assert glued(site, PAGE, "tb_branch_parallel_off_max") == 0.0 == float(parallel_m[off].max())
     parallel = x + attend(x) + parallel_branch(x)
     serial = x + attend(x) + serial_branch(x)
-    assert glued(site, PAGE, "tb_parallel_vs_serial") == pytest.approx(float(np.abs(parallel - serial).max()),
-                                                                       rel=1e-9)
+    assert glued(site, PAGE, "tb_parallel_vs_serial") == pytest.approx(float(np.abs(parallel - serial).max()), rel=1e-9)

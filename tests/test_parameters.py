@@ -18,8 +18,7 @@ def count(module) -> int:
 @pytest.mark.parametrize("bias", [True, False])
 def test_ffn_formula_equals_plain_linear_layers(d_model, d_ff, bias):
     with torch.device("meta"):
-        plain = nn.Sequential(nn.Linear(d_model, d_ff, bias=bias), nn.ReLU(),
-                              nn.Linear(d_ff, d_model, bias=bias))
+        plain = nn.Sequential(nn.Linear(d_model, d_ff, bias=bias), nn.ReLU(), nn.Linear(d_ff, d_model, bias=bias))
     assert ffnbook.ffn_param_count(d_model, d_ff, bias=bias) == count(plain)
 
 
@@ -30,8 +29,13 @@ def test_gated_formula_equals_three_linear_layers(d_model, d_ff, bias):
     from ffnbook.parameters import gated_ffn_param_count
 
     with torch.device("meta"):
-        plain = nn.ModuleList([nn.Linear(d_model, d_ff, bias=bias), nn.Linear(d_model, d_ff, bias=bias),
-                               nn.Linear(d_ff, d_model, bias=bias)])
+        plain = nn.ModuleList(
+            [
+                nn.Linear(d_model, d_ff, bias=bias),
+                nn.Linear(d_model, d_ff, bias=bias),
+                nn.Linear(d_ff, d_model, bias=bias),
+            ]
+        )
     assert gated_ffn_param_count(d_model, d_ff, bias=bias) == count(plain)
 
 
@@ -54,12 +58,14 @@ def test_attention_formula_equals_torch_multihead_attention(d_model, n_heads, bi
 def test_grouped_query_attention_formula(d_model, n_heads, n_kv_heads):
     d_head = d_model // n_heads
     with torch.device("meta"):
-        projections = nn.ModuleList([
-            nn.Linear(d_model, n_heads * d_head, bias=False),  # Q
-            nn.Linear(d_model, n_kv_heads * d_head, bias=False),  # K
-            nn.Linear(d_model, n_kv_heads * d_head, bias=False),  # V
-            nn.Linear(n_heads * d_head, d_model, bias=False),  # O
-        ])
+        projections = nn.ModuleList(
+            [
+                nn.Linear(d_model, n_heads * d_head, bias=False),  # Q
+                nn.Linear(d_model, n_kv_heads * d_head, bias=False),  # K
+                nn.Linear(d_model, n_kv_heads * d_head, bias=False),  # V
+                nn.Linear(n_heads * d_head, d_model, bias=False),  # O
+            ]
+        )
     assert ffnbook.attention_param_count(d_model, n_heads, n_kv_heads) == count(projections)
 
 

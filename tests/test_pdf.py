@@ -23,8 +23,7 @@ from ffnbook.display import format_number
 pytestmark = pytest.mark.build
 
 if not shutil.which(CHROMIUM):
-    pytest.skip(f"make pdf needs Chromium at {CHROMIUM} (apt-get install -y chromium)",
-                allow_module_level=True)
+    pytest.skip(f"make pdf needs Chromium at {CHROMIUM} (apt-get install -y chromium)", allow_module_level=True)
 pytest.importorskip("playwright.sync_api", reason="make pdf prints with playwright")
 pypdf = pytest.importorskip("pypdf")
 
@@ -41,9 +40,20 @@ def chapter_pages() -> list[str]:
 
 def make(target: str, build: Path, source: Path = DOCS) -> subprocess.CompletedProcess:
     return subprocess.run(
-        ["make", "--no-print-directory", target, f"SOURCEDIR={source}", f"BUILDDIR={build}",
-         f"PY={sys.executable}", "SETUP="],
-        cwd=ROOT, capture_output=True, text=True, timeout=1800)
+        [
+            "make",
+            "--no-print-directory",
+            target,
+            f"SOURCEDIR={source}",
+            f"BUILDDIR={build}",
+            f"PY={sys.executable}",
+            "SETUP=",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
 
 
 def normalised(text: str) -> str:
@@ -77,8 +87,9 @@ def test_no_page_is_blank(pages):
 
 def test_every_section_title_is_in_the_pdf(site, pages):
     text = normalised(" ".join(pages))
-    titles = [" ".join(soup_of(site, name).find("h1").get_text(" ").replace("#", "").split())
-              for name in chapter_pages()]
+    titles = [
+        " ".join(soup_of(site, name).find("h1").get_text(" ").replace("#", "").split()) for name in chapter_pages()
+    ]
     for title in titles + ["Glossary", "Bibliography", "Answers to the self-checks"]:
         assert normalised(title) in text, title
 
@@ -104,7 +115,7 @@ def test_the_chapters_glued_numbers_are_in_the_pdf(site, pages):
 
 def test_self_checks_and_problems_are_numbered_once_and_answered_in_the_appendix(pages):
     text = normalised(" ".join(pages))
-    appendix = text[text.rindex("Answers to the self-checks"):]
+    appendix = text[text.rindex("Answers to the self-checks") :]
     questions = len(re.findall(r"Answer: see \"Answers to the self-checks\", number \d+", text))
     assert questions >= len(chapter_pages())  # every section ends with self-checks
     assert len(re.findall(r"\([a-e]\) is right", appendix)) == questions

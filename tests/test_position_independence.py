@@ -65,8 +65,7 @@ def test_self_attention_matches_torch(tokens):
         mha.out_proj.weight.copy_(torch.from_numpy(p.Wo.T.copy()))
         x = torch.from_numpy(tokens)
         expected, _ = mha(x, x, x, need_weights=False)
-    np.testing.assert_allclose(ffnbook.self_attention(tokens, p, n_heads=4), expected.numpy(),
-                               atol=1e-12)
+    np.testing.assert_allclose(ffnbook.self_attention(tokens, p, n_heads=4), expected.numpy(), atol=1e-12)
 
 
 # --- what size of difference is rounding ---------------------------------------------------

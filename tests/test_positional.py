@@ -137,8 +137,9 @@ def _bucket_by_hand(distance, buckets=32, max_distance=128):
     exact = buckets // 2
     if distance < exact:
         return distance
-    return min(exact + int(math.log(distance / exact) / math.log(max_distance / exact) * (buckets - exact)),
-               buckets - 1)
+    return min(
+        exact + int(math.log(distance / exact) / math.log(max_distance / exact) * (buckets - exact)), buckets - 1
+    )
 
 
 def test_t5_bucket_equals_the_scheme_by_hand_for_every_distance():

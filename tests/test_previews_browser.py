@@ -17,7 +17,6 @@ from urllib.parse import urlparse
 
 import pytest
 from sitecheck import AXE_JS, axe_in_page, soup_of
-
 from test_browser import browser, playwright_api, server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.build
@@ -61,7 +60,7 @@ def preview_box(page) -> dict:
 
 
 def luminance(css: str) -> float:
-    r, g, b = (int(v) / 255 for v in css[css.index("(") + 1:css.index(")")].split(",")[:3])
+    r, g, b = (int(v) / 255 for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3])
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
@@ -88,8 +87,9 @@ def test_hover_shows_the_figure_fetched_on_first_use(browser, scheme):
         link.scroll_into_view_if_needed()
         link.hover()
         page.wait_for_selector("#ffn-preview:not([hidden]) figure img")
-        assert [u for u in page.requests if "/_previews/" in u] == [page_url("_previews/" + FIGURE_PAGE)
-                                                                       .replace(".html", ".json")]
+        assert [u for u in page.requests if "/_previews/" in u] == [
+            page_url("_previews/" + FIGURE_PAGE).replace(".html", ".json")
+        ]
         page.wait_for_function("document.querySelector('#ffn-preview img').naturalWidth > 0")
         box = preview_box(page)
         assert box["text"].startswith("Fig.") or "Fig." in box["text"]

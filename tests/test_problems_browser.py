@@ -51,10 +51,13 @@ def page(browser, server):
 
 def js_parse(page, inputs: list[tuple[str, str]]) -> list:
     """What problems.js makes of each (typed, unit): a number, or ["error", reason]."""
-    return page.evaluate("""(inputs) => inputs.map(([typed, unit]) => {
+    return page.evaluate(
+        """(inputs) => inputs.map(([typed, unit]) => {
         try { return window.ffnProblems.parse(typed, unit); }
         catch (e) { if (e instanceof window.ffnProblems.AnswerError) return ['error', e.message]; throw e; }
-    })""", inputs)
+    })""",
+        inputs,
+    )
 
 
 def py_parse(typed: str, unit: str):
@@ -75,7 +78,7 @@ def same(js, py) -> bool:
 
 def test_the_script_reads_every_accepted_form_as_python_does(page):
     results = js_parse(page, [(typed, unit) for typed, unit, _ in ACCEPTED])
-    for (typed, unit, value), js in zip(ACCEPTED, results, strict=True):
+    for (typed, _unit, value), js in zip(ACCEPTED, results, strict=True):
         assert not isinstance(js, list) and math.isclose(js, value, rel_tol=1e-15), (typed, js, value)
 
 
@@ -90,23 +93,51 @@ def generated_inputs(n: int, seed: int = 0) -> list[tuple[str, str]]:
     """Typed answers a reader might write, and near misses: digits, groups, exponents,
     scales, units, fractions, percentages, stray characters."""
     rng = random.Random(seed)
-    scales = ["", "k", "K", "M", "B", "G", "T", "bn", " billion", " Million", " thousand", "GB", " GiB",
-              " MiB", "kB", "m", "x", " parameters", " bytes", "%", " %"]
+    scales = [
+        "",
+        "k",
+        "K",
+        "M",
+        "B",
+        "G",
+        "T",
+        "bn",
+        " billion",
+        " Million",
+        " thousand",
+        "GB",
+        " GiB",
+        " MiB",
+        "kB",
+        "m",
+        "x",
+        " parameters",
+        " bytes",
+        "%",
+        " %",
+    ]
     units = ["", "parameters", "bytes", "FLOPs", "keys"]
     out = []
     for _ in range(n):
         digits = str(rng.randint(0, 10 ** rng.randint(1, 12)))
-        number = rng.choice([
-            digits,
-            f"{rng.uniform(0, 1000):.{rng.randint(0, 4)}f}",
-            f"{rng.uniform(1, 10):.{rng.randint(0, 3)}f}e{rng.randint(-12, 15)}",
-            f"{int(digits):,}",
-            f"{int(digits):,}".replace(",", rng.choice([" ", "_", "\u202f", ".", ","])),
-            f"{rng.uniform(1, 10):.2f}{rng.choice(['x', '*', '×', '·', ' x '])}10{rng.choice(['^', '**'])}{rng.randint(-9, 12)}",
-            f"{rng.randint(1, 9)}×10" + "".join(rng.choice("⁰¹²³⁴⁵⁶⁷⁸⁹") for _ in range(rng.randint(1, 2))),
-            f"{rng.randint(-50, 50)}/{rng.randint(-5, 50)}",
-            "." + digits, digits + ".", "−" + digits, "+" + digits, digits + "..", ",".join([digits] * 2),
-        ])
+        number = rng.choice(
+            [
+                digits,
+                f"{rng.uniform(0, 1000):.{rng.randint(0, 4)}f}",
+                f"{rng.uniform(1, 10):.{rng.randint(0, 3)}f}e{rng.randint(-12, 15)}",
+                f"{int(digits):,}",
+                f"{int(digits):,}".replace(",", rng.choice([" ", "_", "\u202f", ".", ","])),
+                f"{rng.uniform(1, 10):.2f}{rng.choice(['x', '*', '×', '·', ' x '])}10{rng.choice(['^', '**'])}{rng.randint(-9, 12)}",  # noqa: E501
+                f"{rng.randint(1, 9)}×10" + "".join(rng.choice("⁰¹²³⁴⁵⁶⁷⁸⁹") for _ in range(rng.randint(1, 2))),
+                f"{rng.randint(-50, 50)}/{rng.randint(-5, 50)}",
+                "." + digits,
+                digits + ".",
+                "−" + digits,
+                "+" + digits,
+                digits + "..",
+                ",".join([digits] * 2),
+            ]
+        )
         typed = number + rng.choice(scales)
         if rng.random() < 0.1:
             typed = " " + typed + " "
@@ -120,8 +151,11 @@ def generated_inputs(n: int, seed: int = 0) -> list[tuple[str, str]]:
 def test_the_script_and_python_agree_on_thousands_of_generated_inputs(page):
     inputs = generated_inputs(4000)
     results = js_parse(page, inputs)
-    differ = [(typed, unit, js, py_parse(typed, unit)) for (typed, unit), js in zip(inputs, results, strict=True)
-              if not same(js, py_parse(typed, unit))]
+    differ = [
+        (typed, unit, js, py_parse(typed, unit))
+        for (typed, unit), js in zip(inputs, results, strict=True)
+        if not same(js, py_parse(typed, unit))
+    ]
     assert not differ, differ[:10]
     read = sum(not isinstance(js, list) for js in results)
     assert 0.4 * len(inputs) < read < 0.95 * len(inputs)  # both kinds were exercised
@@ -140,8 +174,11 @@ def right_forms(answer: float, tolerance: float, shown: str, unit: str) -> list[
         forms += [f"{answer:.3g}", f"{answer:.2e}"]
         for scale, word in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
             if abs(answer) >= scale:
-                forms.append(f"{answer / scale:.3g}{word}" if unit != "bytes"
-                             else f"{answer / scale:.3g} {'GB' if word == 'B' else word + 'B'}")
+                forms.append(
+                    f"{answer / scale:.3g}{word}"
+                    if unit != "bytes"
+                    else f"{answer / scale:.3g} {'GB' if word == 'B' else word + 'B'}"
+                )
                 break
         if 0 < abs(answer) < 1:
             forms.append(f"{answer * 100:.3g}%")
@@ -268,6 +305,7 @@ def test_the_script_loads_only_where_problems_are_and_stays_small(site):
         soup = soup_of(site, html.stem)
         loads = any("problems.js" in s.get("src", "") for s in soup.select("script[src]"))
         assert loads == bool(soup.select("div.ffn-problem")), html.name
-    size = sum(len(gzip.compress((site / "_static" / name).read_bytes(), 9))
-               for name in ("problems.js", "problems.css"))
+    size = sum(
+        len(gzip.compress((site / "_static" / name).read_bytes(), 9)) for name in ("problems.js", "problems.css")
+    )
     assert size <= BUDGET_BYTES, size

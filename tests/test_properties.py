@@ -43,7 +43,7 @@ def test_the_ffn_is_position_wise_for_any_shape(seq_len, d_model, d_ff, seed, ac
     x = pi.random_tokens((seq_len, d_model), seed=seed + 1)
     layer = pi.ffn_layer(params, activation)
     whole = layer(x)
-    assert _close(whole, np.concatenate([layer(x[i:i + 1]) for i in range(seq_len)]), np.abs(whole).max())
+    assert _close(whole, np.concatenate([layer(x[i : i + 1]) for i in range(seq_len)]), np.abs(whole).max())
     batch = pi.random_tokens((2, seq_len, d_model), seed=seed + 2)
     assert pi.reshape_max_diff(layer, batch) <= 1e-12 * max(1.0, float(np.abs(layer(batch)).max()))
     moved = pi.movement_by_position(layer, x, seq_len - 1, seed=seed + 3)
@@ -63,7 +63,7 @@ def test_permuting_positions_permutes_the_ffn_output(seq_len, d_model, seed):
 def test_layer_and_rms_norm_are_position_wise_and_batch_norm_is_not_guaranteed_to_be(seq_len, d_model, seed):
     x = pi.random_tokens((seq_len, d_model), seed=seed) * 3 + 1
     for norm in (layer_norm, rms_norm):
-        rows = np.concatenate([norm(x[i:i + 1]) for i in range(seq_len)])
+        rows = np.concatenate([norm(x[i : i + 1]) for i in range(seq_len)])
         assert _close(norm(x), rows, float(np.abs(rows).max()))
     y = layer_norm(x)
     assert np.allclose(y.mean(axis=-1), 0.0, atol=1e-12)
@@ -78,7 +78,7 @@ def test_the_gated_ffn_is_position_wise(d_model, d_ff, seed, activation):
     x = pi.random_tokens((4, d_model), seed=seed + 1)
     layer = gated.gated_layer(params, activation)
     whole = layer(x)
-    assert _close(whole, np.concatenate([layer(x[i:i + 1]) for i in range(4)]), float(np.abs(whole).max()))
+    assert _close(whole, np.concatenate([layer(x[i : i + 1]) for i in range(4)]), float(np.abs(whole).max()))
 
 
 # --- parameter counts ------------------------------------------------------------------------------
@@ -146,7 +146,8 @@ def test_moe_counts_add_up_for_any_mixture(name, n_experts, data):
 def test_routing_weights_sum_to_one_over_the_top_k(n_tokens, n_experts, seed, data):
     top_k = data.draw(st.integers(1, n_experts), label="top_k")
     logits = np.random.default_rng(seed).standard_normal((n_tokens, n_experts)) * data.draw(
-        st.sampled_from([1e-3, 1.0, 30.0]), label="scale")
+        st.sampled_from([1e-3, 1.0, 30.0]), label="scale"
+    )
     r = moe.route_logits(logits, top_k)
     assert np.allclose(r.weights.sum(axis=-1), 1.0, atol=1e-12)
     assert np.all(r.weights > 0)

@@ -94,12 +94,18 @@ def test_no_inline_script_runs_unless_the_page_names_it_by_hash(site):
     handlers_seen = 0
     for path in pages:
         soup = soup_of(site, path.relative_to(site).with_suffix("").as_posix())
-        policy = html.unescape(re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)"',
-                                         path.read_text(encoding="utf-8")).group(1))
+        policy = html.unescape(
+            re.search(
+                r'<meta http-equiv="Content-Security-Policy" content="([^"]+)"', path.read_text(encoding="utf-8")
+            ).group(1)
+        )
         script_src = next(d.split() for d in policy.split(";") if d.split()[:1] == ["script-src"])
         assert "'unsafe-inline'" not in policy.split("style-src")[0], path.name
-        inline = [s.string or "" for s in soup.find_all("script")
-                  if not s.get("src") and s.get("type") in (None, "text/javascript", "module")]
+        inline = [
+            s.string or ""
+            for s in soup.find_all("script")
+            if not s.get("src") and s.get("type") in (None, "text/javascript", "module")
+        ]
         handlers = [v for tag in soup.find_all(True) for k, v in tag.attrs.items() if k.startswith("on")]
         handlers_seen += len(handlers)
         expected = {sha(text) for text in inline + handlers}
@@ -112,18 +118,20 @@ def test_no_inline_script_runs_unless_the_page_names_it_by_hash(site):
 
 # What a host's injection looks like (Read the Docs adds a script to every page it serves),
 # here pointing at another host.
-INJECTED = ('<script async src="https://addons.example.org/addons.js"></script>'
-            '<link rel="stylesheet" href="https://fonts.example.org/font.css">')
+INJECTED = (
+    '<script async src="https://addons.example.org/addons.js"></script>'
+    '<link rel="stylesheet" href="https://fonts.example.org/font.css">'
+)
 
 
 def test_a_script_injected_by_the_host_cannot_reach_another_host(browser, server):
     context = browser.new_context()
     page = context.new_page()
     sent, blocked = [], []
-    page.on("request", lambda r: sent.append(r.url)
-            if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
-    page.on("requestfailed", lambda r: blocked.append(r.url)
-            if "csp" in (r.failure or "").lower() else None)  # Chromium: "csp"
+    page.on("request", lambda r: sent.append(r.url) if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
+    page.on(
+        "requestfailed", lambda r: blocked.append(r.url) if "csp" in (r.failure or "").lower() else None
+    )  # Chromium: "csp"
 
     def inject(route):
         response = route.fetch()
@@ -167,8 +175,10 @@ def test_the_pages_own_inline_scripts_run_and_an_injected_one_does_not(browser, 
 
     def inject(route):
         response = route.fetch()
-        route.fulfill(response=response, body=response.text().replace(
-            "</body>", "<script>window.ffnInjected = true;</script></body>"))
+        route.fulfill(
+            response=response,
+            body=response.text().replace("</body>", "<script>window.ffnInjected = true;</script></body>"),
+        )
 
     page.route("**/compute.html", inject)
     found = {}

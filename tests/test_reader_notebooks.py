@@ -10,11 +10,11 @@ import json
 import re
 
 import pytest
+from sitecheck import DOCS, glued, soup_of
 
 from bookext.myst_markdown import CodeCell, Converter, Resolver, md_escape
 from bookext.notebook_cells import names, strip_glue
 from ffnbook.display import format_number
-from sitecheck import DOCS, glued, soup_of
 
 # MyST left in Markdown: a role, a directive fence, a target line, a block break.
 ROLE = re.compile(r"\{[A-Za-z][\w:+.-]*\}`")
@@ -98,20 +98,25 @@ def convert(text: str, resolver=None) -> list:
 
 
 def test_roles_become_text_and_code_is_left_alone():
-    text = ("(my-label)=\n# Title\n\n% a comment\n"
-            "Width {glue:text}`k_w:,` and {gls}`model width <d_model>` {cite:p}`a2017,b2020`.\n\n"
-            "Inline `{gls}`x`` stays.\n\n```python\nprint('{gls}`y`')\n```")
+    text = (
+        "(my-label)=\n# Title\n\n% a comment\n"
+        "Width {glue:text}`k_w:,` and {gls}`model width <d_model>` {cite:p}`a2017,b2020`.\n\n"
+        "Inline `{gls}`x`` stays.\n\n```python\nprint('{gls}`y`')\n```"
+    )
     [markdown] = convert(text)
     assert markdown == (
         "# Title\n\n"
         "Width <k_w|,> and [model width](glossary#d_model) (a2017; b2020).\n\n"
-        "Inline `{gls}`x`` stays.\n\n```python\nprint('{gls}`y`')\n```")
+        "Inline `{gls}`x`` stays.\n\n```python\nprint('{gls}`y`')\n```"
+    )
 
 
 def test_directives_become_quotes_and_details():
-    text = (":::{admonition} You will learn\n:class: tip\n- one {gls}`FFN` thing\n:::\n\n"
-            "::::{dropdown} Answer\nIt is {glue:text}`k_a:.2f`.\n\n"
-            ":::{note}\nNested.\n:::\n::::")
+    text = (
+        ":::{admonition} You will learn\n:class: tip\n- one {gls}`FFN` thing\n:::\n\n"
+        "::::{dropdown} Answer\nIt is {glue:text}`k_a:.2f`.\n\n"
+        ":::{note}\nNested.\n:::\n::::"
+    )
     [markdown] = convert(text)
     assert markdown.startswith("> **You will learn**\n>\n> - one [FFN](glossary#FFN) thing")
     assert "<details>\n<summary>Answer</summary>\n\nIt is <k_a|.2f>." in markdown
@@ -119,9 +124,11 @@ def test_directives_become_quotes_and_details():
 
 
 def test_a_self_check_lists_options_and_folds_the_reasons():
-    text = ("```{self-check}\nquestion: Which is $x$?\noptions:\n"
-            "  - text: One.\n    why: Because.\n"
-            "  - text: Two {gls}`FFN`.\n    correct: true\n    why: Right one.\n```")
+    text = (
+        "```{self-check}\nquestion: Which is $x$?\noptions:\n"
+        "  - text: One.\n    why: Because.\n"
+        "  - text: Two {gls}`FFN`.\n    correct: true\n    why: Right one.\n```"
+    )
     [markdown] = convert(text)
     # In the page's order (bookext.quiz_order), so a letter names the same option in both.
     from bookext.quiz_order import option_order
@@ -143,8 +150,10 @@ def test_a_glued_figure_splits_the_cell_around_its_code():
 
 
 def test_design_containers_images_and_text_roles_keep_their_words():
-    text = ("Press {guilabel}`Run`.\n\n::::{tab-set}\n:::{tab-item} NumPy\nBody.\n:::\n::::\n\n"
-            "```{figure} plot.png\n:alt: A line.\n\nIts caption.\n```")
+    text = (
+        "Press {guilabel}`Run`.\n\n::::{tab-set}\n:::{tab-item} NumPy\nBody.\n:::\n::::\n\n"
+        "```{figure} plot.png\n:alt: A line.\n\nIts caption.\n```"
+    )
     fake = Fake()
     [markdown] = convert(text, fake)
     assert markdown == "Press Run.\n\n**NumPy**\n\nBody.\n\n![A line.](plot.png)\n\nIts caption."
@@ -159,8 +168,9 @@ def test_directive_options_are_read_as_myst_reads_them():
             seen.update(options, path=path)
             return "x = 1", "python"
 
-    [markdown] = convert('```{literalinclude} ../a.py\n:start-at: "    for step in steps:"\n:lines: 2-3\n```',
-                         Include())
+    [markdown] = convert(
+        '```{literalinclude} ../a.py\n:start-at: "    for step in steps:"\n:lines: 2-3\n```', Include()
+    )
     assert markdown == "```python\nx = 1\n```"
     assert seen == {"path": "../a.py", "start-at": "    for step in steps:", "lines": "2-3"}
 
@@ -180,13 +190,17 @@ def test_unknown_roles_and_directives_are_reported():
 def test_what_is_a_role_is_decided_by_myst_parsers_tokens():
     """Role-like text in code (spans, fenced or indented blocks), math or after a backslash
     is not a role to MyST, so it stays as written; a role's content may span lines."""
-    text = ("A {gls}`hidden\nunit` and \\{gls}`escaped`.\n\n"
-            "Span ``{gls}`x` `` then {gls}`FFN`, math $\\{a\\}$.\n\n"
-            "    {gls}`indented code`\n\n~~~\n{gls}`tilde code`\n~~~")
+    text = (
+        "A {gls}`hidden\nunit` and \\{gls}`escaped`.\n\n"
+        "Span ``{gls}`x` `` then {gls}`FFN`, math $\\{a\\}$.\n\n"
+        "    {gls}`indented code`\n\n~~~\n{gls}`tilde code`\n~~~"
+    )
     [markdown] = convert(text)
-    assert markdown == ("A [hidden\nunit](glossary#hidden unit) and \\{gls}`escaped`.\n\n"
-                        "Span ``{gls}`x` `` then [FFN](glossary#FFN), math $\\{a\\}$.\n\n"
-                        "    {gls}`indented code`\n\n~~~\n{gls}`tilde code`\n~~~")
+    assert markdown == (
+        "A [hidden\nunit](glossary#hidden unit) and \\{gls}`escaped`.\n\n"
+        "Span ``{gls}`x` `` then [FFN](glossary#FFN), math $\\{a\\}$.\n\n"
+        "    {gls}`indented code`\n\n~~~\n{gls}`tilde code`\n~~~"
+    )
 
 
 def test_targets_comments_and_block_breaks_go_and_blank_lines_stay():
@@ -197,8 +211,10 @@ def test_targets_comments_and_block_breaks_go_and_blank_lines_stay():
 def test_directives_are_found_nested_and_headings_counted_outside_them():
     from bookext.myst_markdown import directives, heading_count
 
-    text = ("# One\n\n::::{tab-set}\n:::{glue:figure} k_fig\n:name: fig-k\n:::\n::::\n\n"
-            "```python\n# not a heading\n```\n\n:::{note}\n# inside a directive\n:::\n\n## Two\n")
+    text = (
+        "# One\n\n::::{tab-set}\n:::{glue:figure} k_fig\n:name: fig-k\n:::\n::::\n\n"
+        "```python\n# not a heading\n```\n\n:::{note}\n# inside a directive\n:::\n\n## Two\n"
+    )
     found = [(name, argument) for name, argument, _ in directives(text)]
     assert found == [("tab-set", ""), ("glue:figure", "k_fig"), ("note", "")]
     assert heading_count(text) == 2
@@ -234,8 +250,11 @@ def test_every_executed_page_offers_its_reader_notebook(site):
     notebooks = reader_notebooks(site)
     assert set(notebooks) == set(executed_pages(site))
     for page in notebooks:
-        [link] = {a["href"] for a in soup_of(site, page).find_all("a", href=True)
-                  if a["href"].endswith(".ipynb") and "://" not in a["href"]}
+        [link] = {
+            a["href"]
+            for a in soup_of(site, page).find_all("a", href=True)
+            if a["href"].endswith(".ipynb") and "://" not in a["href"]
+        }
         # The download menu's file is the notebook Colab and Binder open.
         assert (site / link).read_bytes() == (site / "notebooks" / f"{page}.ipynb").read_bytes(), page
 
@@ -275,8 +294,13 @@ def test_glued_numbers_in_the_text_are_the_sites(site):
         for key, fmt in glue_roles(page):
             value = glued(site, page, key)
             # In the book's number format (ffnbook.display.format_number, tested in test_display.py).
-            shown = format_number(value, fmt) if fmt else format_number(value, "") if isinstance(value, float) \
+            shown = (
+                format_number(value, fmt)
+                if fmt
+                else format_number(value, "")
+                if isinstance(value, float)
                 else str(value)
+            )
             assert shown in on_site, f"{page}: {key} shows {shown!r} nowhere on the site"
             assert md_escape(shown) in text, f"{page}: {key} = {shown!r} is not in the notebook"
             checked += 1
@@ -293,8 +317,11 @@ def test_figures_headings_and_references_read_as_on_the_site(site):
     assert "arxiv.org/abs/1706.03762" in text
     # A glued figure is drawn by a code cell, with its number and caption after it.
     notebook = reader_notebooks(site)["activations"]
-    figures = [i for i, c in enumerate(notebook["cells"]) if c["cell_type"] == "code"
-               and any("image/svg+xml" in o.get("data", {}) for o in c["outputs"])]
+    figures = [
+        i
+        for i, c in enumerate(notebook["cells"])
+        if c["cell_type"] == "code" and any("image/svg+xml" in o.get("data", {}) for o in c["outputs"])
+    ]
     assert figures
     caption = notebook["cells"][figures[0] + 1]["source"]
     site_caption = soup_of(site, "activations").find("figcaption").get_text(" ")

@@ -35,8 +35,17 @@ pytestmark = pytest.mark.build
 
 TORCH = "torch==2.13.0"
 # What a reader's environment must never need: the book's build and test tools.
-BUILD_AND_TEST_TOOLS = {"myst-nb", "myst-parser", "sphinx", "jupyter-cache", "pytest", "playwright",
-                        "sphinx-book-theme", "jupytext", "sphinxcontrib-bibtex"}
+BUILD_AND_TEST_TOOLS = {
+    "myst-nb",
+    "myst-parser",
+    "sphinx",
+    "jupyter-cache",
+    "pytest",
+    "playwright",
+    "sphinx-book-theme",
+    "jupytext",
+    "sphinxcontrib-bibtex",
+}
 
 
 def run(*args, **kwargs) -> subprocess.CompletedProcess:
@@ -58,8 +67,7 @@ def wheel(tmp_path_factory) -> Path:
         shutil.copy(ROOT / name, src / name)
     shutil.copytree(ROOT / "ffnbook", src / "ffnbook", ignore=shutil.ignore_patterns("__pycache__"))
     dist = tmp_path_factory.mktemp("dist")
-    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-        "-w", dist, src)
+    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", dist, src)
     [built] = dist.glob("ffnbook-*.whl")
     return built
 
@@ -118,8 +126,11 @@ def downloaded_notebooks(site: Path) -> dict[str, dict]:
     found = {}
     for executed in sorted((site.parent / "jupyter_execute").glob("*.ipynb")):
         page = executed.stem
-        [href] = {a["href"] for a in soup_of(site, page).find_all("a", href=True)
-                  if a["href"].endswith(".ipynb") and "://" not in a["href"]}
+        [href] = {
+            a["href"]
+            for a in soup_of(site, page).find_all("a", href=True)
+            if a["href"].endswith(".ipynb") and "://" not in a["href"]
+        }
         found[page] = json.loads((site / href).read_text(encoding="utf-8"))
     return found
 
@@ -130,14 +141,19 @@ def execute(notebook: dict, python: Path, workdir: Path, monkeypatch) -> None:
 
     kernels = workdir / "jupyter" / "kernels" / "reader"
     kernels.mkdir(parents=True, exist_ok=True)
-    (kernels / "kernel.json").write_text(json.dumps({
-        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "reader", "language": "python"}))
+    (kernels / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "reader",
+                "language": "python",
+            }
+        )
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(workdir / "jupyter"))
     monkeypatch.delenv("PYTHONPATH", raising=False)
     nb = nbformat.reads(json.dumps(notebook), as_version=4)
-    NotebookClient(nb, kernel_name="reader", timeout=900,
-                   resources={"metadata": {"path": str(workdir)}}).execute()
+    NotebookClient(nb, kernel_name="reader", timeout=900, resources={"metadata": {"path": str(workdir)}}).execute()
 
 
 def test_every_downloaded_notebook_runs_outside_the_repository(site, reader_python, tmp_path, monkeypatch):
@@ -145,8 +161,10 @@ def test_every_downloaded_notebook_runs_outside_the_repository(site, reader_pyth
     where = in_reader_env(reader_python, "import ffnbook; print(ffnbook.__file__)")
     assert "site-packages" in where and str(ROOT) not in where
     for module in ("myst_nb", "sphinx", "torch"):
-        assert in_reader_env(reader_python, f"import importlib.util as u; print(u.find_spec('{module}'))"
-                             ).strip() == "None", module
+        assert (
+            in_reader_env(reader_python, f"import importlib.util as u; print(u.find_spec('{module}'))").strip()
+            == "None"
+        ), module
 
     notebooks = downloaded_notebooks(site)
     assert len(notebooks) >= 10
@@ -155,8 +173,11 @@ def test_every_downloaded_notebook_runs_outside_the_repository(site, reader_pyth
         asked, printed = setup_output(reader_python, notebook, tmp_path)
         # ffnbook came from a wheel, not from the commit the page was built from: the cell says so.
         assert notebook["metadata"]["ffnbook"]["commit"][:12] in printed, f"{page}: {printed!r}"
-        expected = [[True, "-m", "pip", "install", "-q", TORCH, "--index-url", "https://download.pytorch.org/whl/cpu"]
-                    ] if page in needs_torch else []
+        expected = (
+            [[True, "-m", "pip", "install", "-q", TORCH, "--index-url", "https://download.pytorch.org/whl/cpu"]]
+            if page in needs_torch
+            else []
+        )
         assert asked == expected, f"{page}: the setup cell asks pip for {asked}"
     for page in sorted(set(notebooks) - needs_torch):
         execute(notebooks[page], reader_python, tmp_path / page, monkeypatch)
@@ -218,18 +239,24 @@ def test_every_notebook_installs_the_commit_the_site_was_built_from(site):
 
 
 def test_the_landing_page_offers_every_notebook_once_in_one_archive(site):
-    links = {name: [a["href"] for a in soup_of(site, name).select("a.ffn-notebooks-archive")]
-             for name in [p.stem for p in site.glob("*.html")]}
+    links = {
+        name: [a["href"] for a in soup_of(site, name).select("a.ffn-notebooks-archive")]
+        for name in [p.stem for p in site.glob("*.html")]
+    }
     assert {n: h for n, h in links.items() if h} == {"index": ["ffnbook-notebooks.zip"]}
     with zipfile.ZipFile(site / "ffnbook-notebooks.zip") as archive:
         names = set(archive.namelist())
         published = {p.relative_to(site / "notebooks").as_posix() for p in (site / "notebooks").rglob("*.ipynb")}
         assert names == {f"ffnbook-notebooks/{n}" for n in published} | {
-            "ffnbook-notebooks/requirements.txt", "ffnbook-notebooks/README.md"}
+            "ffnbook-notebooks/requirements.txt",
+            "ffnbook-notebooks/README.md",
+        }
         for name in published:
             assert archive.read(f"ffnbook-notebooks/{name}") == (site / "notebooks" / name).read_bytes()
-        assert archive.read("ffnbook-notebooks/requirements.txt") == (
-            site / "notebooks" / "binder" / "requirements.txt").read_bytes()
+        assert (
+            archive.read("ffnbook-notebooks/requirements.txt")
+            == (site / "notebooks" / "binder" / "requirements.txt").read_bytes()
+        )
 
 
 def test_binder_environment_resolves_in_a_fresh_venv(site, wheel, tmp_path):
@@ -241,15 +268,28 @@ def test_binder_environment_resolves_in_a_fresh_venv(site, wheel, tmp_path):
     lines = (binder / "requirements.txt").read_text().splitlines()
     assert any(line.startswith("ffnbook @ git+https://github.com/") for line in lines)
     assert "--extra-index-url https://download.pytorch.org/whl/cpu" in lines
-    local = [str(wheel) if line.startswith("ffnbook @ ") else line for line in lines
-             if not line.startswith("--extra-index-url https://download.pytorch.org")]
+    local = [
+        str(wheel) if line.startswith("ffnbook @ ") else line
+        for line in lines
+        if not line.startswith("--extra-index-url https://download.pytorch.org")
+    ]
     (tmp_path / "requirements.txt").write_text("\n".join(local) + "\n")
     python = fresh_venv(tmp_path / "venv")
-    run(python, "-m", "pip", "install", "--quiet", "--dry-run", "--ignore-installed",
-        "--report", tmp_path / "report.json", "-r", tmp_path / "requirements.txt")
+    run(
+        python,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--dry-run",
+        "--ignore-installed",
+        "--report",
+        tmp_path / "report.json",
+        "-r",
+        tmp_path / "requirements.txt",
+    )
     report = json.loads((tmp_path / "report.json").read_text())
-    resolved = {i["metadata"]["name"].lower().replace("_", "-"): i["metadata"]["version"]
-                for i in report["install"]}
+    resolved = {i["metadata"]["name"].lower().replace("_", "-"): i["metadata"]["version"] for i in report["install"]}
     assert resolved["torch"] == "2.13.0+cpu" and "ffnbook" in resolved and "ipykernel" in resolved
     pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)$", (ROOT / "requirements.txt").read_text(), re.M))
     for name in ("numpy", "scipy", "matplotlib"):

@@ -63,17 +63,20 @@ def model_mentions(tree: ast.AST) -> list[tuple[int, str]]:
 
 
 def test_the_model_scan_finds_typed_facts():
-    snippet = ast.parse('HEADS = {"DeepSeek-V3": (192, 128)}\n'
-                        'def f(m):\n    return m.name.startswith("PaLM")\n'
-                        'SHOWN_MODELS = ("GPT-2 small",)\n'
-                        'def g():\n    "For GPT-2 small, a docstring."\n')
+    snippet = ast.parse(
+        'HEADS = {"DeepSeek-V3": (192, 128)}\n'
+        'def f(m):\n    return m.name.startswith("PaLM")\n'
+        'SHOWN_MODELS = ("GPT-2 small",)\n'
+        'def g():\n    "For GPT-2 small, a docstring."\n'
+    )
     assert model_mentions(snippet) == [(1, "DeepSeek-V3"), (3, "PaLM")]
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if m != "models"])
 def test_no_module_types_a_fact_about_a_named_model(module):
     assert model_mentions(parsed(module)) == [], (
-        f"ffnbook/{module}.py names a model of the sheet: put the fact in ffnbook/data/models.csv")
+        f"ffnbook/{module}.py names a model of the sheet: put the fact in ffnbook/data/models.csv"
+    )
 
 
 # --- one label set --------------------------------------------------------------------------------
@@ -106,24 +109,40 @@ def test_labels_are_written_once():
 
 def parameter_copies(tree: ast.AST) -> list[int]:
     """Lines where a torch layer's weight or bias is written in place (``layer.weight.copy_(...)``)."""
-    return [node.lineno for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy_"
-            and isinstance(node.func.value, ast.Attribute) and node.func.value.attr in ("weight", "bias")]
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "copy_"
+        and isinstance(node.func.value, ast.Attribute)
+        and node.func.value.attr in ("weight", "bias")
+    ]
 
 
 def torch_dtype_maps(tree: ast.AST) -> list[int]:
     """Lines that pair NumPy float dtypes with torch ones (a dict or a conditional)."""
+
     def mentions_torch_float(node):
-        return any(isinstance(n, ast.Attribute) and n.attr in ("float32", "float64")
-                   and isinstance(n.value, ast.Name) and n.value.id == "torch" for n in ast.walk(node))
-    return [node.lineno for node in ast.walk(tree)
-            if isinstance(node, (ast.Dict, ast.IfExp)) and mentions_torch_float(node)]
+        return any(
+            isinstance(n, ast.Attribute)
+            and n.attr in ("float32", "float64")
+            and isinstance(n.value, ast.Name)
+            and n.value.id == "torch"
+            for n in ast.walk(node)
+        )
+
+    return [
+        node.lineno for node in ast.walk(tree) if isinstance(node, (ast.Dict, ast.IfExp)) and mentions_torch_float(node)
+    ]
 
 
 def test_the_torch_scans_find_copies():
-    snippet = ast.parse("with torch.no_grad():\n    m.up.weight.copy_(torch.from_numpy(W.T.copy()))\n"
-                        "D = {np.dtype(np.float32): torch.float32}\n"
-                        "t = torch.float64 if a else torch.float32\n")
+    snippet = ast.parse(
+        "with torch.no_grad():\n    m.up.weight.copy_(torch.from_numpy(W.T.copy()))\n"
+        "D = {np.dtype(np.float32): torch.float32}\n"
+        "t = torch.float64 if a else torch.float32\n"
+    )
     assert parameter_copies(snippet) == [2] and torch_dtype_maps(snippet) == [3, 4]
 
 
@@ -142,14 +161,21 @@ def test_weights_cross_into_torch_in_one_place():
 
 def two_thirds(tree: ast.AST) -> list[int]:
     """Lines dividing by the constant 3 something that multiplies by 2 (or 8): the rule, written out."""
+
     def factors(node):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
             return factors(node.left) + factors(node.right)
         return [node]
-    return sorted(node.lineno for node in ast.walk(tree)
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
-            and isinstance(node.right, ast.Constant) and node.right.value == 3
-            and any(isinstance(f, ast.Constant) and f.value in (2, 8) for f in factors(node.left)))
+
+    return sorted(
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Div)
+        and isinstance(node.right, ast.Constant)
+        and node.right.value == 3
+        and any(isinstance(f, ast.Constant) and f.value in (2, 8) for f in factors(node.left))
+    )
 
 
 def test_the_two_thirds_rule_is_written_once():

@@ -92,10 +92,13 @@ def test_one_download_menu_offers_the_notebook_and_the_source(site):
         menus = soup.select(".dropdown-download-buttons")
         assert len(menus) == 1, f"{name}.html: {len(menus)} download menus"
         offered = {a["href"] for a in menus[0].select("a")}
-        elsewhere = [a["href"] for a in soup.select("a[download], a[href$='.ipynb']")
-                     if not a.find_parent(class_=["dropdown-download-buttons", "dropdown-launch-buttons"])
-                     # the whole book's PDF, offered once on the landing page when it was built
-                     and not (name == "index" and a["href"].endswith("/ffnbook.pdf"))]
+        elsewhere = [
+            a["href"]
+            for a in soup.select("a[download], a[href$='.ipynb']")
+            if not a.find_parent(class_=["dropdown-download-buttons", "dropdown-launch-buttons"])
+            # the whole book's PDF, offered once on the landing page when it was built
+            and not (name == "index" and a["href"].endswith("/ffnbook.pdf"))
+        ]
         assert not elsewhere, f"{name}.html offers downloads outside the menu: {elsewhere}"
         assert f"_sources/{name}.md" in offered, name
         source = (DOCS / f"{name}.md").read_text(encoding="utf-8")
@@ -131,8 +134,7 @@ def test_figures_are_drawn_on_an_opaque_white_background(site):
     """Dark text on white reads in the dark theme too: no figure may be transparent."""
     transparent = []
     for svg in sorted((site / "_images").glob("*.svg")):
-        match = re.search(r'<g id="patch_1">\s*<path d="[^"]*"\s*style="fill: (#[0-9a-f]{6})',
-                          svg.read_text())
+        match = re.search(r'<g id="patch_1">\s*<path d="[^"]*"\s*style="fill: (#[0-9a-f]{6})', svg.read_text())
         if not match or match.group(1) != "#ffffff":
             transparent.append(svg.name)
     assert not transparent, transparent
@@ -145,8 +147,9 @@ def test_pages_do_not_load_the_icon_script_or_the_search_index(site):
     for name in content_pages(site):
         html = (site / f"{name}.html").read_text()
         assert "fontawesome.js" not in html, name
-        assert not re.search(r'<(i|span) class="[^"]*\bfa-(solid|regular|brands)\b', html), \
+        assert not re.search(r'<(i|span) class="[^"]*\bfa-(solid|regular|brands)\b', html), (
             f"{name}.html: an icon left for fontawesome.js to draw"
+        )
         if name != "search":
             assert "searchindex.js" not in html, name
 
@@ -160,11 +163,12 @@ def test_two_clean_builds_give_identical_html(site, tmp_path):
     result = make_html(DOCS, tmp_path / "again")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     again = tmp_path / "again" / "html"
-    files = {p.relative_to(root).as_posix() for root in (site, again) for p in root.rglob("*")
-             if p.is_file()}
-    differ = {f for f in files
-              if not (site / f).exists() or not (again / f).exists()
-              or not filecmp.cmp(site / f, again / f, shallow=False)}
+    files = {p.relative_to(root).as_posix() for root in (site, again) for p in root.rglob("*") if p.is_file()}
+    differ = {
+        f
+        for f in files
+        if not (site / f).exists() or not (again / f).exists() or not filecmp.cmp(site / f, again / f, shallow=False)
+    }
     unexpected = sorted(differ - allowed_to_differ(site, again))
     assert not unexpected, f"differ between two clean builds: {unexpected}"
 
@@ -195,11 +199,13 @@ def open_page(browser, url: str, scheme: str = "light", width: int = 412):
     page = context.new_page()
     page.errors, page.foreign, page.failed, page.transferred = [], [], [], []
     # (A 404 page's own status is reported as a console error: not the page's fault.)
-    page.on("console", lambda m: page.errors.append(m.text)
-            if m.type == "error" and m.location.get("url") != url else None)
+    page.on(
+        "console", lambda m: page.errors.append(m.text) if m.type == "error" and m.location.get("url") != url else None
+    )
     page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.on("request", lambda r: page.foreign.append(r.url)
-            if urlparse(r.url).hostname not in ("127.0.0.1", None) else None)
+    page.on(
+        "request", lambda r: page.foreign.append(r.url) if urlparse(r.url).hostname not in ("127.0.0.1", None) else None
+    )
     page.on("requestfailed", lambda r: page.failed.append(r.url))
     page.on("requestfinished", lambda r: page.transferred.append(r))
     response = page.goto(url)
@@ -211,8 +217,7 @@ def open_page(browser, url: str, scheme: str = "light", width: int = 412):
 @pytest.mark.parametrize("name", LIGHTHOUSE_PAGES)
 def test_first_view_is_light_and_local(browser, gzip_server, name):
     context, page = open_page(browser, gzip_server + name)
-    total = sum(r.sizes()["responseBodySize"] + r.sizes()["responseHeadersSize"]
-                for r in page.transferred)
+    total = sum(r.sizes()["responseBodySize"] + r.sizes()["responseHeadersSize"] for r in page.transferred)
     context.close()
     assert not page.foreign and not page.failed and not page.errors
     assert total / 1024 <= FIRST_VIEW_BUDGET_KIB, f"{name}: {total / 1024:.0f} KiB on first view"
@@ -272,8 +277,11 @@ def test_every_control_is_reachable_with_the_keyboard(browser, gzip_server):
             reached.add(int(index))
         if len(reached) == len(controls):
             break
-    missing = page.evaluate("""(reached) => [...document.querySelectorAll('[data-ffn-control]')]
+    missing = page.evaluate(
+        """(reached) => [...document.querySelectorAll('[data-ffn-control]')]
         .filter(e => !reached.includes(+e.dataset.ffnControl))
-        .map(e => e.outerHTML.slice(0, 120))""", sorted(reached))
+        .map(e => e.outerHTML.slice(0, 120))""",
+        sorted(reached),
+    )
     context.close()
     assert controls and not missing, missing

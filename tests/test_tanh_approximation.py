@@ -15,8 +15,7 @@ def test_tanh_approximation_error_matches_a_continuous_maximiser():
     # Independent: maximise |tanh form - exact| with a scalar optimiser bracketed around the
     # grid's answer; the grid (spacing 1e-4) can only under-estimate the true maximum.
     gap = lambda t: -abs(float(activations.gelu_tanh(np.array([t]))[0] - activations.gelu(np.array([t]))[0]))  # noqa: E731
-    best = minimize_scalar(gap, bounds=(err.at_x - 0.5, err.at_x + 0.5), method="bounded",
-                           options={"xatol": 1e-9})
+    best = minimize_scalar(gap, bounds=(err.at_x - 0.5, err.at_x + 0.5), method="bounded", options={"xatol": 1e-9})
     assert abs(best.x - err.at_x) < 1e-3
     assert err.max_abs_error <= -best.fun + 1e-15
     assert err.max_abs_error == pytest.approx(-best.fun, rel=1e-6)

@@ -24,8 +24,9 @@ def world() -> facts.FactWorld:
 
 def small_model(world, n_blocks=2, seed=0) -> tt.TinyTransformer:
     torch.manual_seed(seed)
-    config = tt.ModelConfig(vocab_size=world.vocab_size, seq_len=6, d_model=D_MODEL, n_heads=N_HEADS,
-                            d_ff=D_FF, n_blocks=n_blocks)
+    config = tt.ModelConfig(
+        vocab_size=world.vocab_size, seq_len=6, d_model=D_MODEL, n_heads=N_HEADS, d_ff=D_FF, n_blocks=n_blocks
+    )
     return tt.TinyTransformer(config).eval()
 
 
@@ -35,9 +36,13 @@ def test_shapes_of_the_trace(world):
     trace = model.trace(tokens)
     n = len(tokens)
     assert trace.logits.shape == (n, 6, world.vocab_size)
-    for per_block, width in ((trace.block_inputs, D_MODEL), (trace.ffn_inputs, D_MODEL),
-                             (trace.ffn_hidden, D_FF), (trace.ffn_outputs, D_MODEL),
-                             (trace.attention_outputs, D_MODEL)):
+    for per_block, width in (
+        (trace.block_inputs, D_MODEL),
+        (trace.ffn_inputs, D_MODEL),
+        (trace.ffn_hidden, D_FF),
+        (trace.ffn_outputs, D_MODEL),
+        (trace.attention_outputs, D_MODEL),
+    ):
         assert len(per_block) == 2 and all(t.shape == (n, 6, width) for t in per_block)
     assert all(w.shape == (n, N_HEADS, 6, 6) for w in trace.attention_weights)
     assert torch.all(trace.ffn_hidden[0] >= 0)  # after ReLU
@@ -128,9 +133,12 @@ def test_recall_and_guesses_on_a_hand_made_case(world):
 def test_training_lowers_the_loss_and_recalls_a_tiny_world(world):
     """Stated: 150 steps on an 18-fact world reach at least 90 % recall in new contexts."""
     config = tt.ModelConfig(vocab_size=world.vocab_size, seq_len=5, d_model=32, n_heads=2, d_ff=64, n_blocks=1)
-    run = tt.train_on_facts(world, world.all_facts(), config,
-                            tt.TrainConfig(steps=150, batch_size=64, learning_rate=5e-3, eval_every=50,
-                                           eval_contexts=4))
+    run = tt.train_on_facts(
+        world,
+        world.all_facts(),
+        config,
+        tt.TrainConfig(steps=150, batch_size=64, learning_rate=5e-3, eval_every=50, eval_contexts=4),
+    )
     losses = run.history["loss"][1:]
     assert losses[-1] < losses[0] / 10
     assert run.history["recall"][0] < 0.5 and run.history["recall"][-1] >= 0.9
@@ -180,20 +188,28 @@ def test_first_step_reaching():
     assert tt.first_step_reaching(history, "recall", 0.9) is None
 
 
-@pytest.mark.parametrize("call, error, message", [
-    (lambda m: m(np.zeros((2, 6), dtype=np.int32)), TypeError, "int64"),
-    (lambda m: m(torch.zeros(2, 7, dtype=torch.long)), ValueError, "seq_len"),
-    (lambda m: m(torch.full((1, 6), 999, dtype=torch.long)), ValueError, "tokens must hold ids in"),
-    (lambda m: m.trace(torch.zeros(1, 6, dtype=torch.long), ffn_ablation={2: "zero"}), ValueError,
-     "block index"),
-    (lambda m: m.trace(torch.zeros(1, 6, dtype=torch.long), attention_ablation={0: "half"}), ValueError,
-     "must be 'zero' or a tensor"),
-    (lambda m: m.trace(torch.zeros(1, 6, dtype=torch.long), ffn_ablation={0: torch.zeros(3)}), ValueError,
-     "must be 'zero' or a tensor"),
-    (lambda m: tt.ModelConfig(vocab_size=10, seq_len=4, d_model=10, n_heads=4), ValueError, "divisible"),
-    (lambda m: tt.TrainConfig(learning_rate=2.0), ValueError, "learning_rate"),
-    (lambda m: tt.TinyTransformer({"d_model": 4}), TypeError, "ModelConfig"),
-])
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda m: m(np.zeros((2, 6), dtype=np.int32)), TypeError, "int64"),
+        (lambda m: m(torch.zeros(2, 7, dtype=torch.long)), ValueError, "seq_len"),
+        (lambda m: m(torch.full((1, 6), 999, dtype=torch.long)), ValueError, "tokens must hold ids in"),
+        (lambda m: m.trace(torch.zeros(1, 6, dtype=torch.long), ffn_ablation={2: "zero"}), ValueError, "block index"),
+        (
+            lambda m: m.trace(torch.zeros(1, 6, dtype=torch.long), attention_ablation={0: "half"}),
+            ValueError,
+            "must be 'zero' or a tensor",
+        ),
+        (
+            lambda m: m.trace(torch.zeros(1, 6, dtype=torch.long), ffn_ablation={0: torch.zeros(3)}),
+            ValueError,
+            "must be 'zero' or a tensor",
+        ),
+        (lambda m: tt.ModelConfig(vocab_size=10, seq_len=4, d_model=10, n_heads=4), ValueError, "divisible"),
+        (lambda m: tt.TrainConfig(learning_rate=2.0), ValueError, "learning_rate"),
+        (lambda m: tt.TinyTransformer({"d_model": 4}), TypeError, "ModelConfig"),
+    ],
+)
 def test_bad_input_is_refused_with_a_clear_message(world, call, error, message):
     with pytest.raises(error, match=message):
         call(small_model(world))
@@ -206,6 +222,7 @@ def test_train_refuses_a_model_for_another_world(world):
 
 
 # --- the forward pass, knocks and batched replicas ---------------------------------------------
+
 
 def test_forward_runs_the_blocks_and_agrees_with_the_trace(world):
     model = small_model(world)
@@ -282,15 +299,22 @@ def test_batched_replicas_train_like_the_same_models_one_by_one():
     """
     from dataclasses import replace
 
-    config = tt.ModelConfig(vocab_size=_replicas_for_test()[0].world.vocab_size, seq_len=5, d_model=16,
-                            n_heads=2, d_ff=24, n_blocks=2)
+    config = tt.ModelConfig(
+        vocab_size=_replicas_for_test()[0].world.vocab_size, seq_len=5, d_model=16, n_heads=2, d_ff=24, n_blocks=2
+    )
     settings = tt.TrainConfig(steps=30, batch_size=16, learning_rate=5e-3, eval_every=10)
     replicas = _replicas_for_test()
     batched = tt.train_replicas(replicas, config, settings)
     for r, got in zip(replicas, batched):
         width = config.d_ff if r.d_ff in (None, 0) else r.d_ff
-        alone = tt.train_on_facts(r.world, r.train_facts, replace(config, d_ff=width), replace(settings, seed=r.seed),
-                                  held_out_facts=r.held_out_facts, without_ffn=r.d_ff == 0)
+        alone = tt.train_on_facts(
+            r.world,
+            r.train_facts,
+            replace(config, d_ff=width),
+            replace(settings, seed=r.seed),
+            held_out_facts=r.held_out_facts,
+            without_ffn=r.d_ff == 0,
+        )
         assert got.model.config == alone.model.config and got.train_config.seed == r.seed
         for name, p in alone.initial_model.state_dict().items():
             assert torch.equal(p, got.initial_model.state_dict()[name]), name
@@ -315,12 +339,15 @@ def test_a_replica_without_ffn_never_uses_its_ffn():
     assert not torch.equal(result.model.embed.weight, result.initial_model.embed.weight)
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda rs: rs + [rs[0]._replace(world=facts.make_world(7, 3, 6, n_filler=4, seed=0))], "tokens"),
-    (lambda rs: [rs[0]._replace(d_ff=25)], "d_ff must be None or an integer"),
-    (lambda rs: [rs[0]._replace(d_ff=-1)], "d_ff must be None or an integer"),
-    (lambda rs: [], "replicas must hold at least one item"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda rs: rs + [rs[0]._replace(world=facts.make_world(7, 3, 6, n_filler=4, seed=0))], "tokens"),
+        (lambda rs: [rs[0]._replace(d_ff=25)], "d_ff must be None or an integer"),
+        (lambda rs: [rs[0]._replace(d_ff=-1)], "d_ff must be None or an integer"),
+        (lambda rs: [], "replicas must hold at least one item"),
+    ],
+)
 def test_train_replicas_refuses_bad_replicas(change, message):
     replicas = _replicas_for_test()
     config = tt.ModelConfig(vocab_size=replicas[0].world.vocab_size, seq_len=5, d_model=16, n_heads=2, d_ff=24)

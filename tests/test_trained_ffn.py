@@ -25,8 +25,7 @@ def world() -> facts.FactWorld:
 @pytest.fixture
 def model(world) -> tt.TinyTransformer:
     torch.manual_seed(0)
-    config = tt.ModelConfig(vocab_size=world.vocab_size, seq_len=SEQ_LEN, d_model=16, n_heads=2, d_ff=24,
-                            n_blocks=2)
+    config = tt.ModelConfig(vocab_size=world.vocab_size, seq_len=SEQ_LEN, d_model=16, n_heads=2, d_ff=24, n_blocks=2)
     return tt.TinyTransformer(config).eval()
 
 
@@ -36,6 +35,7 @@ def prompts(world):
 
 
 # --- ablation and patching, position by position ----------------------------------------------
+
 
 def test_position_classes_by_hand(world, prompts):
     classes = tf.position_classes(prompts)
@@ -51,7 +51,9 @@ def test_position_classes_by_hand(world, prompts):
 
 def test_class_means_by_brute_force(prompts):
     classes = tf.position_classes(prompts)
-    outputs = torch.randn(len(prompts.tokens), SEQ_LEN, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    outputs = torch.randn(
+        len(prompts.tokens), SEQ_LEN, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0)
+    )
     means = tf._class_means(outputs, classes)
     for i in range(len(outputs)):
         for t in range(SEQ_LEN):
@@ -90,8 +92,9 @@ def test_a_site_ablation_equals_a_hand_made_replacement(model, world, prompts):
     with torch.no_grad():
         out = model.trace(prompts.tokens).ffn_outputs[1].clone()
     out[np.arange(len(out)), prompts.subject_position] = 0.0
-    assert tf.ablated_recall(rows, "ffn", (1,), "zero", "subject") == tt.recall(model, world, prompts,
-                                                                                ffn_ablation={1: out})
+    assert tf.ablated_recall(rows, "ffn", (1,), "zero", "subject") == tt.recall(
+        model, world, prompts, ffn_ablation={1: out}
+    )
 
 
 def test_removing_all_attention_leaves_the_answer_blind_to_the_fact(model, world, prompts):
@@ -112,7 +115,9 @@ def test_mean_outputs_are_class_means(model, prompts):
     classes = tf.position_classes(prompts)
     assert means["ffn"][1].shape == (len(prompts.tokens), SEQ_LEN, 16)
     rows = classes[:, 3] == classes[0, 3]
-    assert torch.allclose(means["attention"][0][0, 3], trace.attention_outputs[0][torch.from_numpy(rows), 3].mean(dim=0))
+    assert torch.allclose(
+        means["attention"][0][0, 3], trace.attention_outputs[0][torch.from_numpy(rows), 3].mean(dim=0)
+    )
 
 
 def test_ablation_grid_and_its_cells():
@@ -123,8 +128,15 @@ def test_ablation_grid_and_its_cells():
         for part in ("ffn", "attention"):
             for b in (0, 1):
                 for where in tf.ABLATION_SITES:
-                    study.append({"part": part, "blocks": (b,), "method": "mean", "where": where,
-                                  "recall": offset + 0.1 * b + (0.2 if part == "ffn" else 0.0)})
+                    study.append(
+                        {
+                            "part": part,
+                            "blocks": (b,),
+                            "method": "mean",
+                            "where": where,
+                            "recall": offset + 0.1 * b + (0.2 if part == "ffn" else 0.0),
+                        }
+                    )
         studies.append(study)
     grid = tf.ablation_grid(studies, "mean")
     assert grid["rows"] == [("ffn", 0), ("attention", 0), ("ffn", 1), ("attention", 1)]
@@ -166,12 +178,13 @@ def test_held_out_hits_by_hand(model, world):
     objects = world.object_tokens()
     right = 0
     for i, fact in enumerate(held):
-        scores = logits[3 * i: 3 * i + 3, objects].mean(dim=0)
+        scores = logits[3 * i : 3 * i + 3, objects].mean(dim=0)
         right += int(objects[int(scores.argmax())] == world.object_token(world.objects[fact[0], fact[1]]))
     assert hits == right
 
 
 # --- the key–value reading ----------------------------------------------------------------------
+
 
 def hand_made_reading():
     """Seven units over six facts, every kind, with activations and values chosen by hand.
@@ -182,13 +195,13 @@ def hand_made_reading():
     facts_ = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [2, 0], [2, 1]])
     answers = np.array([0, 1, 1, 2, 0, 2])
     acts = np.zeros((6, 7))
-    acts[[0, 4], 0] = [2.0, 1.5]       # unit 0: facts with answer 0, value promotes object 0 → memory
-    acts[[0, 1], 1] = [1.0, 0.9]       # unit 1: subject 0, answers 0 and 1 → subject
+    acts[[0, 4], 0] = [2.0, 1.5]  # unit 0: facts with answer 0, value promotes object 0 → memory
+    acts[[0, 1], 1] = [1.0, 0.9]  # unit 1: subject 0, answers 0 and 1 → subject
     acts[[1, 3, 5], 2] = [1.0, 1.0, 0.2]  # unit 2: relation 1 (0.2 is below half the peak), answers 1, 2 → relation
-    acts[[0, 3], 3] = [1.0, 1.0]       # unit 3: two facts sharing no subject, relation or answer → distributed
-    acts[:, 4] = -1.0                  # unit 4: never positive → dead
-    acts[[2], 5] = [3.0]               # unit 5: one fact (answer 1) but its value promotes token 3 → distributed
-    acts[[0, 1, 2, 3], 6] = 1.0        # unit 6: all facts of subjects 0 and 1, and of no one subject → polysemantic
+    acts[[0, 3], 3] = [1.0, 1.0]  # unit 3: two facts sharing no subject, relation or answer → distributed
+    acts[:, 4] = -1.0  # unit 4: never positive → dead
+    acts[[2], 5] = [3.0]  # unit 5: one fact (answer 1) but its value promotes token 3 → distributed
+    acts[[0, 1, 2, 3], 6] = 1.0  # unit 6: all facts of subjects 0 and 1, and of no one subject → polysemantic
     scores = np.zeros((7, 4))
     scores[0, 0] = 1.0
     scores[5, 3] = 1.0
@@ -198,18 +211,36 @@ def hand_made_reading():
 def test_read_neurons_labels_a_hand_made_case():
     acts, facts_, answers, scores, objects = hand_made_reading()
     readings = tf.read_neurons(acts, facts_, answers, scores, objects, block=1)
-    assert [r.kind for r in readings] == ["memory", "subject", "relation", "distributed", "dead", "distributed",
-                                          "polysemantic"]
+    assert [r.kind for r in readings] == [
+        "memory",
+        "subject",
+        "relation",
+        "distributed",
+        "dead",
+        "distributed",
+        "polysemantic",
+    ]
     assert readings[0].strong == (0, 4) and readings[0].n_answers == 1 and readings[0].promoted[0] == 0
     assert readings[2].strong == (1, 3)  # the weak fact 5 is left out
     assert readings[4].strong == () and readings[4].peak == -1.0
     assert all(r.block == 1 for r in readings)
-    assert tf.kind_counts(readings) == {"dead": 1, "memory": 1, "subject": 1, "relation": 1, "polysemantic": 1,
-                                        "distributed": 2}
+    assert tf.kind_counts(readings) == {
+        "dead": 1,
+        "memory": 1,
+        "subject": 1,
+        "relation": 1,
+        "polysemantic": 1,
+        "distributed": 2,
+    }
     assert sum(r.n_answers > 1 for r in readings) == 4  # units 1, 2, 3 and 6
     picked = tf.pick_examples(readings)
-    assert [(r.kind, r.neuron) for r in picked] == [("memory", 0), ("subject", 1), ("relation", 2),
-                                                    ("polysemantic", 6), ("distributed", 5)]
+    assert [(r.kind, r.neuron) for r in picked] == [
+        ("memory", 0),
+        ("subject", 1),
+        ("relation", 2),
+        ("polysemantic", 6),
+        ("distributed", 5),
+    ]
 
 
 def test_the_test_for_unrelated_features_on_a_larger_grid():
@@ -299,6 +330,7 @@ def test_direct_recall_of_a_silent_ffn_is_the_share_of_the_first_object(model, w
 
 # --- position independence and attention -------------------------------------------------------
 
+
 def test_uniform_attention_puts_two_over_seq_len_on_the_fact(model, world, prompts):
     """With query and key weights zero every score is equal: the last position spreads evenly."""
     with torch.no_grad():
@@ -327,20 +359,43 @@ def test_influence_of_the_ffn_is_diagonal_and_attention_is_causal(model, prompts
 
 # --- capacity and figures -----------------------------------------------------------------------
 
+
 def test_capacity_sweep_rows_and_table():
-    rows = tf.capacity_sweep((0, 4, 8), (2,), n_relations=3, n_objects=4, d_model=8, n_heads=2, n_blocks=1,
-                             seq_len=4, train_config=tt.TrainConfig(steps=5, batch_size=8, eval_every=5),
-                             seeds=(0, 1))
+    rows = tf.capacity_sweep(
+        (0, 4, 8),
+        (2,),
+        n_relations=3,
+        n_objects=4,
+        d_model=8,
+        n_heads=2,
+        n_blocks=1,
+        seq_len=4,
+        train_config=tt.TrainConfig(steps=5, batch_size=8, eval_every=5),
+        seeds=(0, 1),
+    )
     assert [(r["d_ff"], r["n_facts"], r["seed"]) for r in rows] == [(w, 6, s) for w in (0, 4, 8) for s in (0, 1)]
     assert all(0.0 <= r["recall"] <= 1.0 and r["history"]["step"] == [0, 5] for r in rows)
     with pytest.raises(ValueError, match="widths"):
-        tf.capacity_sweep((-1,), (2,), n_relations=3, n_objects=4, d_model=8, n_heads=2, n_blocks=1, seq_len=4,
-                          train_config=tt.TrainConfig(steps=1, batch_size=2, eval_every=1))
+        tf.capacity_sweep(
+            (-1,),
+            (2,),
+            n_relations=3,
+            n_objects=4,
+            d_model=8,
+            n_heads=2,
+            n_blocks=1,
+            seq_len=4,
+            train_config=tt.TrainConfig(steps=1, batch_size=2, eval_every=1),
+        )
 
 
 def test_capacity_table_compares_each_seed_with_its_own_control():
-    rows = [{"d_ff": 0, "n_facts": 100, "seed": 0, "recall": 0.5}, {"d_ff": 0, "n_facts": 100, "seed": 1, "recall": 0.3},
-            {"d_ff": 10, "n_facts": 100, "seed": 0, "recall": 0.7}, {"d_ff": 10, "n_facts": 100, "seed": 1, "recall": 0.7}]
+    rows = [
+        {"d_ff": 0, "n_facts": 100, "seed": 0, "recall": 0.5},
+        {"d_ff": 0, "n_facts": 100, "seed": 1, "recall": 0.3},
+        {"d_ff": 10, "n_facts": 100, "seed": 0, "recall": 0.7},
+        {"d_ff": 10, "n_facts": 100, "seed": 1, "recall": 0.7},
+    ]
     table = tf.capacity_table(rows)
     assert table[(0, 100)]["gain_per_unit"] is None and table[(0, 100)]["mean"] == pytest.approx(0.4)
     # Seed 0 gains 0.2 * 100 / 10 = 2 facts per unit, seed 1 gains 0.4 * 100 / 10 = 4.
@@ -349,8 +404,13 @@ def test_capacity_table_compares_each_seed_with_its_own_control():
 
 
 def _history(recalls, losses):
-    return {"step": list(range(0, 10 * len(recalls), 10)), "loss": [None] + losses, "recall": recalls,
-            "held_out_recall": [0.0] * len(recalls), "active_share": [[0.5] * len(recalls)]}
+    return {
+        "step": list(range(0, 10 * len(recalls), 10)),
+        "loss": [None] + losses,
+        "recall": recalls,
+        "held_out_recall": [0.0] * len(recalls),
+        "active_share": [[0.5] * len(recalls)],
+    }
 
 
 def test_figures_are_book_figures_whose_alt_text_reads_the_data(model, world, prompts):
@@ -358,23 +418,33 @@ def test_figures_are_book_figures_whose_alt_text_reads_the_data(model, world, pr
     chance = tf.chance_recall(world)
     assert chance == 1 / 6
     acts = tf.answer_activations(model, prompts, 2)
-    readings = tf.read_neurons(acts[0], world.all_facts(), world.answers(world.all_facts()),
-                               tf.value_logits(model, 0), world.object_tokens())
+    readings = tf.read_neurons(
+        acts[0], world.all_facts(), world.answers(world.all_facts()), tf.value_logits(model, 0), world.object_tokens()
+    )
     run = tt.TrainResult(model, model, _history([0.1, 0.75, 1.0], [1.25, 0.5]), model.config, tt.TrainConfig())
     control = tt.TrainResult(model, model, _history([0.1, 0.5, 0.9], [1.5, 1.0]), model.config, tt.TrainConfig())
     ablation = tf.ablation_figure([rows, rows], chance)
     neurons = tf.neuron_figure(world, world.all_facts(), acts, readings[:3], where="subject")
     influence = tf.influence_figure(world, prompts, tf.influence_matrices(model, prompts, 0))
     training = tf.training_figure({"with FFNs": [run], "without FFNs": [control]}, chance)
-    capacity_rows = [{"d_ff": w, "n_facts": 6, "seed": s, "recall": 0.25 + 0.25 * (w > 0) + 0.1 * s,
-                      "history": _history([0.1, 0.5], [2.0])} for w in (0, 4) for s in (0, 1)]
+    capacity_rows = [
+        {
+            "d_ff": w,
+            "n_facts": 6,
+            "seed": s,
+            "recall": 0.25 + 0.25 * (w > 0) + 0.1 * s,
+            "history": _history([0.1, 0.5], [2.0]),
+        }
+        for w in (0, 4)
+        for s in (0, 1)
+    ]
     capacity = tf.capacity_figure(capacity_rows, chance, 8)
     for fig in (ablation, neurons, influence, training, capacity):
         assert isinstance(fig, BookFigure) and fig.to_svg().startswith("<?xml")
     intact = tf.ablated_recall(rows, "none")
     assert f"The intact model recalls {100 * intact:.0f}%" in ablation.description
     ffn1_query = tf.ablated_recall(rows, "ffn", (1,), "mean", "query")
-    assert f"FFN 1: subject" in ablation.description and f"→ {100 * ffn1_query:.0f}%" in ablation.description
+    assert "FFN 1: subject" in ablation.description and f"→ {100 * ffn1_query:.0f}%" in ablation.description
     assert f"unit {readings[1].neuron} ({readings[1].kind}, read at subject)" in neurons.description
     assert "with FFNs: loss from 1.25 to 0.500" in training.description
     assert "all of them first recalled at step 20" in training.description
@@ -396,8 +466,14 @@ def test_the_tables_read_their_rows(model, world, prompts):
     q = shares[0]["query"]
     assert f"{100 * q:.0f} → {100 * q:.0f} ({100 * q:.0f} to {100 * q:.0f})" in sparsity
     acts = tf.answer_activations(model, prompts, 2)
-    readings = tf.read_neurons(acts[1], world.all_facts(), world.answers(world.all_facts()),
-                               tf.value_logits(model, 1), world.object_tokens(), block=1)
+    readings = tf.read_neurons(
+        acts[1],
+        world.all_facts(),
+        world.answers(world.all_facts()),
+        tf.value_logits(model, 1),
+        world.object_tokens(),
+        block=1,
+    )
     kinds = tf.kind_table({(1, "query"): [readings, readings]})._repr_markdown_()
     assert kinds.startswith("| units read | dead | memory |") and "FFN 1 at →" in kinds
 

@@ -20,9 +20,17 @@ from sitecheck import chapter_order, glue_data, soup_of
 #: Elements whose numbers are computed or not prose: math, code and its output,
 #: citations (author-year), section and figure numbers Sphinx writes, heading anchors.
 COMPUTED_OR_NOT_PROSE = (
-    "math", "pre", "code", "script", "style",
-    "div.cell_input", "div.cell_output",  # code and what it printed
-    "span.section-number", "span.caption-number", "a.headerlink", "span.std-numref",
+    "math",
+    "pre",
+    "code",
+    "script",
+    "style",
+    "div.cell_input",
+    "div.cell_output",  # code and what it printed
+    "span.section-number",
+    "span.caption-number",
+    "a.headerlink",
+    "span.std-numref",
     "div.toctree-wrapper",  # the numbered table of contents
     'a[href^="bibliography.html#"]',  # author-year citations carry years and letters
     "span.ffn-pdf-size",  # the PDF's size, measured by the build (bookext.publishing)
@@ -49,14 +57,19 @@ ALLOWED_PHRASES = (
     r"\b(?:[Ee]xercises?|[Ee]xperiments?|[Pp]roblems?) \d+(?: (?:to|and) \d+)?",  # section numbers
     r"\bTables? \d+\b",  # a numbered table of a cited paper ("PaLM's Table 1"): a label
     r"\b[Bb]locks? \d+(?= |['’]s\b|[.,;:)])(?: (?:and|to) \d+)?",  # a layer's index: a name
-    r"kernel[ -]size[ -]1\b", r"\b1x1 convolution",  # the name of a layer type
-    r"\b(?:b?float|fp|bf|FP)(?:8|16|32|64)\b", r"\b(?:4|8|16|32|64)-bit\b",  # number formats
+    r"kernel[ -]size[ -]1\b",
+    r"\b1x1 convolution",  # the name of a layer type
+    r"\b(?:b?float|fp|bf|FP)(?:8|16|32|64)\b",
+    r"\b(?:4|8|16|32|64)-bit\b",  # number formats
     r"\bhalf[- ](?:width|precision)\b",  # a number format's name
     r"\bConv1d\b",
-    r"\bopenai/gpt-2\b", r"\bgoogle-research/t5x\b",  # repositories cited as sources
+    r"\bopenai/gpt-2\b",
+    r"\bgoogle-research/t5x\b",  # repositories cited as sources
     r"\bv\d+(?:\.\d+)+\b",  # a release's version name ("Mistral 7B v0.1"), not a quantity
     r"\bin millions\b",  # a unit on an axis, not a number
-    r"\btop-[12] routing\b", r"\b2/3 rule\b", r"\bSwish-1\b",  # names of methods (glossary aliases)
+    r"\btop-[12] routing\b",
+    r"\b2/3 rule\b",
+    r"\bSwish-1\b",  # names of methods (glossary aliases)
     r"\bLLM\.int8\(\)",  # the name of a method (Dettmers et al. 2022)
     # A formula constant: one multiply-add is two FLOPs by definition, so a matrix product
     # costs twice its weights ("twice its weights", "twice their projection weights").
@@ -161,7 +174,6 @@ def test_the_scanner_catches_typed_numbers_and_spares_names():
 @pytest.mark.parametrize("page", chapter_pages())
 def test_no_number_is_typed_by_hand(site, page):
     left = findings(site, page)
-    assert not left, (
-        f"{page}: numbers typed by hand (glue them, put them in math, or cite them):\n  "
-        + "\n  ".join(left)
+    assert not left, f"{page}: numbers typed by hand (glue them, put them in math, or cite them):\n  " + "\n  ".join(
+        left
     )

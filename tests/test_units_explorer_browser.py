@@ -18,7 +18,6 @@ from urllib.parse import urlparse
 
 import pytest
 from sitecheck import AXE_JS, axe_in_page, soup_of
-
 from test_browser import browser, playwright_api, server  # noqa: F401 (fixtures)
 from test_explorables_browser import SET_AND_MEASURE
 
@@ -60,15 +59,23 @@ def expected(data: dict, block: int, unit: int) -> dict:
     for f, a in zip(d["facts"][unit], d["fact_act"][unit]):
         s, r, o = data["facts"][f]
         facts.append([f"{names[s]} {names[r]}", names[o], two(a)])
-    return {"values": {"kind": data["kinds"][d["kind"][unit]], "strong": str(d["strong"][unit]),
-                       "lost_all": str(d["lost"][unit][0]), "lost_site": str(d["lost"][unit][1]),
-                       "margin_all": str(d["margin"][unit][0]), "margin_site": str(d["margin"][unit][1])},
-            "facts": facts,
-            "labels": [two(v) for v in d["act"][unit]] + [names[t] for t in d["tokens"][unit]]}
+    return {
+        "values": {
+            "kind": data["kinds"][d["kind"][unit]],
+            "strong": str(d["strong"][unit]),
+            "lost_all": str(d["lost"][unit][0]),
+            "lost_site": str(d["lost"][unit][1]),
+            "margin_all": str(d["margin"][unit][0]),
+            "margin_site": str(d["margin"][unit][1]),
+        },
+        "facts": facts,
+        "labels": [two(v) for v in d["act"][unit]] + [names[t] for t in d["tokens"][unit]],
+    }
 
 
 def shown(page) -> dict:
-    return page.evaluate("""(box) => {
+    return page.evaluate(
+        """(box) => {
         const root = document.querySelector(box);
         const values = {};
         root.querySelectorAll('.ffn-x-results output[data-key]')
@@ -78,15 +85,18 @@ def shown(page) -> dict:
         const labels = [...root.querySelectorAll('svg text')].map(t => t.textContent);
         return {values, facts, labels, block: +root.querySelector('[data-key=block]').value,
                 unit: +root.querySelector('[data-key=unit]').value};
-    }""", BOX)
+    }""",
+        BOX,
+    )
 
 
 def check_shows(page, data: dict) -> tuple[int, int]:
     page.wait_for_function("(box) => document.querySelector(box + ' .ffn-x-facts tbody tr')", arg=BOX)
     now = shown(page)
     want = expected(data, now["block"], now["unit"])
-    assert {k: str(float(v)) if k.startswith("margin") else v for k, v in now["values"].items()} == \
-        {k: str(float(v)) if k.startswith("margin") else v for k, v in want["values"].items()}
+    assert {k: str(float(v)) if k.startswith("margin") else v for k, v in now["values"].items()} == {
+        k: str(float(v)) if k.startswith("margin") else v for k, v in want["values"].items()
+    }
     assert now["facts"] == want["facts"]
     for label in want["labels"]:
         assert any(t.startswith(label) or t.endswith(label) for t in now["labels"]), (label, now["labels"])
@@ -142,10 +152,17 @@ def test_labels_never_overlap_or_leave_the_figure(browser, server, site, viewpor
     problems = []
     for block in range(len(data["blocks"])):
         for unit in (0, box["d_ff"] - 1, box["initial"][1]):
-            page.evaluate("([b]) => { const s = document.querySelector('.ffn-x-units [data-key=block]');"
-                          " s.value = String(b); s.dispatchEvent(new Event('input')); }", [block])
-            found = page.evaluate(SET_AND_MEASURE.replace(".ffn-x svg", ".ffn-x-units svg")
-                                  .replace(".ffn-x-controls", ".ffn-x-units .ffn-x-controls"), ["unit", unit])
+            page.evaluate(
+                "([b]) => { const s = document.querySelector('.ffn-x-units [data-key=block]');"
+                " s.value = String(b); s.dispatchEvent(new Event('input')); }",
+                [block],
+            )
+            found = page.evaluate(
+                SET_AND_MEASURE.replace(".ffn-x svg", ".ffn-x-units svg").replace(
+                    ".ffn-x-controls", ".ffn-x-units .ffn-x-controls"
+                ),
+                ["unit", unit],
+            )
             problems += [f"{block}/{unit}: {o}" for o in found["overlaps"]]
             problems += [f"{block}/{unit}: {t!r} leaves the figure" for t in found["outside"]]
             assert found["W"] == found["box"], found

@@ -38,7 +38,8 @@ def test_myst_nbs_client_base_has_what_the_recorded_client_uses():
     assert "start_client" in vars(NotebookClientBase)
     for name in ("notebook", "path", "nb_config", "logger", "exec_metadata"):
         assert isinstance(getattr(NotebookClientBase, name, None), property) or name in inspect.getsource(
-            NotebookClientBase.__init__), name
+            NotebookClientBase.__init__
+        ), name
 
 
 def test_myst_nbs_reader_and_config_as_the_execution_plan_uses_them():
@@ -50,9 +51,17 @@ def test_myst_nbs_reader_and_config_as_the_execution_plan_uses_them():
     assert _parameters(create_nb_reader)[:4] == ["path", "md_config", "nb_config", "content"]
     assert callable(nb_node_to_dict)
     fields = set(NbParserConfig.__dataclass_fields__)
-    assert {"kernel_rgx_aliases", "metadata_key", "execution_mode", "execution_excludepatterns",
-            "execution_timeout", "execution_allow_errors", "execution_in_temp",
-            "execution_raise_on_error", "execution_show_tb"} <= fields
+    assert {
+        "kernel_rgx_aliases",
+        "metadata_key",
+        "execution_mode",
+        "execution_excludepatterns",
+        "execution_timeout",
+        "execution_allow_errors",
+        "execution_in_temp",
+        "execution_raise_on_error",
+        "execution_show_tb",
+    } <= fields
     assert callable(NbParserConfig.copy)
 
 
@@ -68,7 +77,8 @@ def test_myst_nbs_hidden_cell_node_carries_its_prompts():
     from myst_nb.sphinx_ import HideCodeCellNode
 
     assert "prompt_show" in inspect.getsource(HideCodeCellNode) or "prompt_show" in inspect.getsource(
-        __import__("myst_nb.sphinx_", fromlist=["x"]))
+        __import__("myst_nb.sphinx_", fromlist=["x"])
+    )
 
 
 def test_myst_nbs_glue_pieces_the_book_reuses():
@@ -92,8 +102,7 @@ def test_jupyter_clients_private_hooks_the_kernel_pool_overrides():
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_client.provisioning import LocalProvisioner
 
-    assert _parameters(AsyncKernelManager._async_finish_shutdown) == [
-        "self", "waittime", "pollinterval", "restart"]
+    assert _parameters(AsyncKernelManager._async_finish_shutdown) == ["self", "waittime", "pollinterval", "restart"]
     assert inspect.iscoroutinefunction(AsyncKernelManager._async_pre_start_kernel)
     assert "self.provisioner" in inspect.getsource(AsyncKernelManager._async_pre_start_kernel)
     assert inspect.iscoroutinefunction(AsyncKernelClient._async_is_alive)
@@ -112,8 +121,13 @@ def test_sphinxs_search_indexer_keeps_index_entries_where_the_book_restores_them
     from sphinx.util.index_entries import split_index_msg
 
     source = inspect.getsource(IndexBuilder)
-    for name in ("self._index_entries", "self._titles", "self._mapping", "self._title_mapping",
-                 "env._search_index_index_entries"):
+    for name in (
+        "self._index_entries",
+        "self._titles",
+        "self._mapping",
+        "self._title_mapping",
+        "env._search_index_index_entries",
+    ):
         assert name in source, name
     assert split_index_msg("single", "a; b") == ["a", "b"]
     # The bug the workaround is for: loading a saved index does not bring the entries back.
@@ -135,9 +149,18 @@ def test_sphinxs_events_the_book_connects_to_exist():
     from sphinx.builders import html
     from sphinx.events import core_events
 
-    for name in ("config-inited", "builder-inited", "env-get-outdated", "env-before-read-docs",
-                 "env-purge-doc", "env-merge-info", "doctree-read", "env-updated", "write-started",
-                 "build-finished"):
+    for name in (
+        "config-inited",
+        "builder-inited",
+        "env-get-outdated",
+        "env-before-read-docs",
+        "env-purge-doc",
+        "env-merge-info",
+        "doctree-read",
+        "env-updated",
+        "write-started",
+        "build-finished",
+    ):
         assert name in core_events, name
     for name in ("html-page-context", "html-collect-pages"):  # the HTML builder's own
         assert f"app.add_event('{name}')" in inspect.getsource(html.setup), name
@@ -163,14 +186,19 @@ def test_myst_parsers_markdown_it_tokens_the_reader_notebooks_read():
     from myst_parser.config.main import MdParserConfig
     from myst_parser.parsers.mdit import create_md_parser
 
-    parser = create_md_parser(MdParserConfig(enable_extensions={"dollarmath", "amsmath", "colon_fence"}),
-                              RendererHTML)
+    parser = create_md_parser(MdParserConfig(enable_extensions={"dollarmath", "amsmath", "colon_fence"}), RendererHTML)
     text = "(t)=\n% c\n+++\n# H\n\nA {gls}`FFN`.\n\n:::{note} Title\nx\n:::\n\n$$\ny\n$$ (eq-y)\n"
     tokens = parser.parse(text)
     top = [(t.type, t.map) for t in tokens if t.level == 0 and t.map is not None]
-    assert top == [("myst_target", [0, 1]), ("myst_line_comment", [1, 2]), ("myst_block_break", [2, 3]),
-                   ("heading_open", [3, 4]), ("paragraph_open", [5, 6]), ("colon_fence", [7, 10]),
-                   ("math_block_label", [11, 14])]
+    assert top == [
+        ("myst_target", [0, 1]),
+        ("myst_line_comment", [1, 2]),
+        ("myst_block_break", [2, 3]),
+        ("heading_open", [3, 4]),
+        ("paragraph_open", [5, 6]),
+        ("colon_fence", [7, 10]),
+        ("math_block_label", [11, 14]),
+    ]
     [role] = [c for t in tokens if t.type == "inline" for c in t.children if c.type == "myst_role"]
     assert (role.meta["name"], role.content) == ("gls", "FFN")
     fence = next(t for t in tokens if t.type == "colon_fence")
@@ -196,7 +224,8 @@ def test_bibtex_reference_style_pieces_the_book_uses():
     from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
 
     assert {"builder", "fromdocname", "todocname", "citation_id", "title", "pre_text", "post_text"} <= set(
-        SphinxReferenceInfo._fields)
+        SphinxReferenceInfo._fields
+    )
     assert _parameters(format_references)[:3] == ["style", "role_name", "references"]
     assert callable(register_plugin) and callable(Backend.format_str)
     assert "bracket_parenthetical" in AuthorYearReferenceStyle.__dataclass_fields__

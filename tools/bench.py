@@ -72,14 +72,17 @@ def clean(build: Path, *options: str) -> float:
 def defaults_clean(work: Path) -> float:
     out = work / "defaults"
     shutil.rmtree(out, ignore_errors=True)
-    return run(SPHINX + ["-E", "-j", "1", "-D", "nb_execution_mode=auto",
-                         "-d", str(out / "doctrees"), "docs", str(out / "html")])[0]
+    return run(
+        SPHINX
+        + ["-E", "-j", "1", "-D", "nb_execution_mode=auto", "-d", str(out / "doctrees"), "docs", str(out / "html")]
+    )[0]
 
 
 def notebook_pages() -> list[Path]:
     """Pages that are notebooks: they start with a jupytext header naming the MyST format."""
     return sorted(
-        p for p in (ROOT / "docs").glob("*.md")
+        p
+        for p in (ROOT / "docs").glob("*.md")
         if p.read_text().startswith("---\n") and "format_name: myst" in p.read_text().split("\n---\n")[0]
     )
 
@@ -106,8 +109,11 @@ def one_process_limit(work: Path) -> float:
     out = work / "noexec"
     shutil.rmtree(out, ignore_errors=True)
     # Without execution, glue keys are missing: warnings are expected, so no -W here.
-    seconds += run(SPHINX + ["-E", "-j", "auto", "-D", "nb_execution_mode=off",
-                             "-d", str(out / "doctrees"), "docs", str(out / "html")], check=False)[0]
+    seconds += run(
+        SPHINX
+        + ["-E", "-j", "auto", "-D", "nb_execution_mode=off", "-d", str(out / "doctrees"), "docs", str(out / "html")],
+        check=False,
+    )[0]
     return seconds
 
 
@@ -193,15 +199,25 @@ def print_training(result: dict) -> None:
     bound = result["needed"] / result["peak"]
     print(f"\ntraining: {result['replicas']} models x {result['steps']} steps of the trained-FFN page, one thread")
     print(f"  single-core matrix product peak        {result['peak'] / 1e9:7.1f} GFLOP/s")
-    print(f"  6 x parameters x tokens                {result['flops'] / 1e9:7.1f} GFLOP   (every weight at every token)")
-    print(f"  6 x the products training needs        {result['needed'] / 1e9:7.1f} GFLOP   "
-          f"(last block at the query only, no FFN in the controls)")
-    print(f"  lower bound at peak                    {bound:7.2f} s   (6 x parameters x tokens: "
-          f"{result['flops'] / result['peak']:.2f} s)")
-    print(f"  measured (one run, evaluation included) {result['seconds']:6.2f} s   "
-          f"= {result['needed'] / result['seconds'] / 1e9:.1f} GFLOP/s, {bound / result['seconds']:.0%} of peak")
-    print(f"  of which this process's CPU time         {result['cpu']:6.2f} s   (the wall time less waiting on a busy "
-          f"machine)")
+    print(
+        f"  6 x parameters x tokens                {result['flops'] / 1e9:7.1f} GFLOP   (every weight at every token)"
+    )
+    print(
+        f"  6 x the products training needs        {result['needed'] / 1e9:7.1f} GFLOP   "
+        f"(last block at the query only, no FFN in the controls)"
+    )
+    print(
+        f"  lower bound at peak                    {bound:7.2f} s   (6 x parameters x tokens: "
+        f"{result['flops'] / result['peak']:.2f} s)"
+    )
+    print(
+        f"  measured (one run, evaluation included) {result['seconds']:6.2f} s   "
+        f"= {result['needed'] / result['seconds'] / 1e9:.1f} GFLOP/s, {bound / result['seconds']:.0%} of peak"
+    )
+    print(
+        f"  of which this process's CPU time         {result['cpu']:6.2f} s   (the wall time less waiting on a busy "
+        f"machine)"
+    )
 
 
 def main() -> None:
@@ -209,10 +225,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--module", default="ffnbook/moe.py", help="leaf module for the leaf edit")
     parser.add_argument("--page", default="position-independence", help="page for the page edit")
-    parser.add_argument("--scratch-kernels", action="store_true",
-                        help="also time (a) with kernels started from scratch (no template)")
-    parser.add_argument("--training-steps", type=int, default=100,
-                        help="steps of the trained-FFN page's training to time against its lower bound")
+    parser.add_argument(
+        "--scratch-kernels", action="store_true", help="also time (a) with kernels started from scratch (no template)"
+    )
+    parser.add_argument(
+        "--training-steps",
+        type=int,
+        default=100,
+        help="steps of the trained-FFN page's training to time against its lower bound",
+    )
     parser.add_argument("--training-only", action="store_true", help="time only the training")
     args = parser.parse_args()
     if args.training_only:
@@ -233,8 +254,7 @@ def main() -> None:
         results["leaf"].append(seconds)
         results["leaf_exec"].append(execution_seconds(output) or 0.0)
         cell = "```{code-cell} ipython3\n"
-        results["page"].append(edited_build(ours, ROOT / "docs" / f"{args.page}.md", cell,
-                                            cell + "# bench edit\n")[0])
+        results["page"].append(edited_build(ours, ROOT / "docs" / f"{args.page}.md", cell, cell + "# bench edit\n")[0])
         results["b"].append(defaults_clean(work))
         results["c"].append(one_process_limit(work))
         if args.scratch_kernels:
@@ -245,8 +265,10 @@ def main() -> None:
         runs = ", ".join(f"{v:.1f}" for v in results[key])
         print(f"{label:<48} {med[key]:7.1f} s   (runs: {runs}) {target}")
 
-    print(f"\nmedians over {args.repeats} runs, {len(notebook_pages())} notebook pages; "
-          f"load after: {os.getloadavg()[0]:.1f}\n")
+    print(
+        f"\nmedians over {args.repeats} runs, {len(notebook_pages())} notebook pages; "
+        f"load after: {os.getloadavg()[0]:.1f}\n"
+    )
     row("(a) clean make html (ours)", "a")
     if args.scratch_kernels:
         row("(a0) the same, kernels started from scratch", "a0")
@@ -259,8 +281,10 @@ def main() -> None:
     if all(results["leaf_exec"]):  # a build that logs how long its execution took
         row("  of which executing those pages", "leaf_exec")
         overheads = [w - e for w, e in zip(results["leaf"], results["leaf_exec"])]
-        print(f"{'  overhead (the rest)':<48} {statistics.median(overheads):7.1f} s   "
-              f"(runs: {', '.join(f'{v:.1f}' for v in overheads)}) target <= 3 s")
+        print(
+            f"{'  overhead (the rest)':<48} {statistics.median(overheads):7.1f} s   "
+            f"(runs: {', '.join(f'{v:.1f}' for v in overheads)}) target <= 3 s"
+        )
     row(f"page edit ({args.page})", "page")
     print(f"\na/b = {med['a'] / med['b']:.2f}   (target <= 0.5)")
     print(f"a/c = {med['a'] / med['c']:.2f}   (target <= 1.5)")

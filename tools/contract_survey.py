@@ -23,11 +23,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 BAD = ("clear", "accepted", "unnamed", "obscure", "hang")
-WORDS = {"clear": "refused clearly (TypeError/ValueError naming the parameter)",
-         "accepted": "accepted: garbage out",
-         "unnamed": "failed obscurely: TypeError/ValueError not naming the parameter",
-         "obscure": "failed obscurely: another exception",
-         "hang": "hung (no answer within the time limit)"}
+WORDS = {
+    "clear": "refused clearly (TypeError/ValueError naming the parameter)",
+    "accepted": "accepted: garbage out",
+    "unnamed": "failed obscurely: TypeError/ValueError not naming the parameter",
+    "obscure": "failed obscurely: another exception",
+    "hang": "hung (no answer within the time limit)",
+}
 
 
 def main(argv=None) -> int:
@@ -41,12 +43,14 @@ def main(argv=None) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    import ffnbook
     from contract import survey
 
+    import ffnbook
+
     start = time.perf_counter()
-    probes, status = survey(ffnbook, only=args.only,
-                            progress=None if args.quiet else lambda q: print(f"  {q}", file=sys.stderr))
+    probes, status = survey(
+        ffnbook, only=args.only, progress=None if args.quiet else lambda q: print(f"  {q}", file=sys.stderr)
+    )
     seconds = time.perf_counter() - start
     by_role = collections.defaultdict(collections.Counter)
     functions = collections.defaultdict(set)
@@ -55,15 +59,19 @@ def main(argv=None) -> int:
         functions[(p.role, p.verdict)].add(p.qualname)
 
     print(f"ffnbook at {ffnbook.__file__}")
-    print(f"{len(status['checked'])} callables checked, {len(status['records'])} records (NamedTuples), "
-          f"{len(status['spec errors'])} without a usable spec; {seconds:.0f} s")
+    print(
+        f"{len(status['checked'])} callables checked, {len(status['records'])} records (NamedTuples), "
+        f"{len(status['spec errors'])} without a usable spec; {seconds:.0f} s"
+    )
     bad = by_role["bad"]
     total = sum(bad.values())
     print(f"\nbad values: {total} calls")
     for verdict in BAD:
         n = bad[verdict]
-        print(f"  {n:5d}  {100 * n / max(total, 1):5.1f} %  {WORDS[verdict]}"
-              + (f"  [{len(functions[('bad', verdict)])} callables]" if n else ""))
+        print(
+            f"  {n:5d}  {100 * n / max(total, 1):5.1f} %  {WORDS[verdict]}"
+            + (f"  [{len(functions[('bad', verdict)])} callables]" if n else "")
+        )
     edge = by_role["edge"]
     print(f"\nedge values (may be refused or accepted): {sum(edge.values())} calls")
     for verdict, n in sorted(edge.items()):

@@ -27,9 +27,11 @@ sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
 from bookext.mathfont import FAMILY, FONT_DIR, FONT_FILE, site_characters  # noqa: E402
 
-SOURCES = (Path("/usr/share/texmf/fonts/opentype/public/lm-math/latinmodern-math.otf"),
-           Path("/usr/share/fonts/opentype/lmodern/latinmodern-math.otf"),
-           Path("/usr/local/texlive/texmf-dist/fonts/opentype/public/lm-math/latinmodern-math.otf"))
+SOURCES = (
+    Path("/usr/share/texmf/fonts/opentype/public/lm-math/latinmodern-math.otf"),
+    Path("/usr/share/fonts/opentype/lmodern/latinmodern-math.otf"),
+    Path("/usr/local/texlive/texmf-dist/fonts/opentype/public/lm-math/latinmodern-math.otf"),
+)
 LICENCE_SOURCES = (Path("/usr/share/texmf/doc/fonts/lm-math"),)
 LICENCE_FILE = FONT_DIR / "ffnbook-math-LICENSE.txt"
 POSTSCRIPT_NAME = "FFNBookMath-Regular"
@@ -58,8 +60,10 @@ def find(paths, what: str) -> Path:
     for path in paths:
         if path.exists():
             return path
-    raise SystemExit(f"math_font: {what} not found in {', '.join(map(str, paths))}: "
-                     "apt-get install fonts-lmodern, or name it with --source")
+    raise SystemExit(
+        f"math_font: {what} not found in {', '.join(map(str, paths))}: "
+        "apt-get install fonts-lmodern, or name it with --source"
+    )
 
 
 def rename(font) -> None:
@@ -68,8 +72,13 @@ def rename(font) -> None:
     for record in list(names.names):
         if record.nameID in (1, 3, 4, 6, 16, 17, 21, 22):
             names.removeNames(nameID=record.nameID)
-    for name_id, value in ((1, FAMILY), (2, "Regular"), (3, f"{POSTSCRIPT_NAME};ffnbook"),
-                           (4, FAMILY), (6, POSTSCRIPT_NAME)):
+    for name_id, value in (
+        (1, FAMILY),
+        (2, "Regular"),
+        (3, f"{POSTSCRIPT_NAME};ffnbook"),
+        (4, FAMILY),
+        (6, POSTSCRIPT_NAME),
+    ):
         names.setName(value, name_id, 3, 1, 0x409)
         names.setName(value, name_id, 1, 0, 0)
     if "CFF " in font:  # the CFF table carries names of its own
@@ -112,12 +121,17 @@ def main(argv=None) -> None:
         raise SystemExit(f"math_font: no built site at {args.site}: run make html first")
     used = {ord(c) for c in site_characters(args.site)}
     glyphs = write_font(source, used | BASE, FONT_FILE)
-    licence_dir = source.parent if (source.parent / "GUST-FONT-LICENSE.txt").exists() else find(
-        LICENCE_SOURCES, "the font's GUST-FONT-LICENSE.txt")
+    licence_dir = (
+        source.parent
+        if (source.parent / "GUST-FONT-LICENSE.txt").exists()
+        else find(LICENCE_SOURCES, "the font's GUST-FONT-LICENSE.txt")
+    )
     licence = (licence_dir / "GUST-FONT-LICENSE.txt").read_text(encoding="utf-8")
     LICENCE_FILE.write_text(LICENCE_HEAD + licence, encoding="utf-8")
-    print(f"{FONT_FILE.relative_to(ROOT)}: {len(used)} characters used by the book, "
-          f"{glyphs} glyphs, {FONT_FILE.stat().st_size:,} bytes")
+    print(
+        f"{FONT_FILE.relative_to(ROOT)}: {len(used)} characters used by the book, "
+        f"{glyphs} glyphs, {FONT_FILE.stat().st_size:,} bytes"
+    )
 
 
 if __name__ == "__main__":

@@ -167,8 +167,10 @@ PREPARE = """(leftOut) => {
   return report;
 }"""
 
-FOOTER = ('<div style="font-size:8px;width:100%;text-align:center;color:#444">'
-          '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
+FOOTER = (
+    '<div style="font-size:8px;width:100%;text-align:center;color:#444">'
+    '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
+)
 
 
 def print_pdf(singlehtml: Path, out: Path) -> dict:
@@ -189,10 +191,17 @@ def print_pdf(singlehtml: Path, out: Path) -> dict:
                 raise SystemExit(f"print_pdf: the one-page build is not what it expects: {short}")
             page.add_style_tag(content=PRINT_CSS)
             page.emulate_media(media="print")
-            page.pdf(path=str(out), format="A4", print_background=True, outline=True, tagged=True,
-                     display_header_footer=True, header_template="<span></span>",
-                     footer_template=FOOTER, margin={"top": "18mm", "bottom": "20mm",
-                                                     "left": "16mm", "right": "16mm"})
+            page.pdf(
+                path=str(out),
+                format="A4",
+                print_background=True,
+                outline=True,
+                tagged=True,
+                display_header_footer=True,
+                header_template="<span></span>",
+                footer_template=FOOTER,
+                margin={"top": "18mm", "bottom": "20mm", "left": "16mm", "right": "16mm"},
+            )
         finally:
             browser.close()
     return report

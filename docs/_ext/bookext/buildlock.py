@@ -44,8 +44,9 @@ def take_lock(app: Sphinx, config) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
-        logger.info("ffnbook: another build of %s is running (process %s); waiting for it to finish",
-                    path.parent, holder)
+        logger.info(
+            "ffnbook: another build of %s is running (process %s); waiting for it to finish", path.parent, holder
+        )
         started = time.monotonic()
         fcntl.flock(fd, fcntl.LOCK_EX)
         logger.info("ffnbook: the other build finished after %.0f s; building", time.monotonic() - started)

@@ -92,8 +92,7 @@ def disambiguate_years(entries) -> dict[str, str]:
 class RoundAuthorYearStyle(AuthorYearReferenceStyle):
     """sphinxcontrib-bibtex's author–year style with round brackets, citations split by "; "."""
 
-    bracket_parenthetical: BracketStyle = field(
-        default_factory=lambda: BracketStyle(left="(", right=")", sep="; "))
+    bracket_parenthetical: BracketStyle = field(default_factory=lambda: BracketStyle(left="(", right=")", sep="; "))
     bracket_textual: BracketStyle = field(default_factory=lambda: BracketStyle(left="(", right=")"))
 
 

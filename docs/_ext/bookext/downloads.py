@@ -45,8 +45,9 @@ def reader_notebook(page_notebook: dict) -> dict:
     notebook, so two builds offer the same file.
     """
     notebook = dict(page_notebook)
-    notebook["cells"] = [{**cell, "id": f"cell-{i}"} if "id" in cell else cell
-                         for i, cell in enumerate(page_notebook.get("cells", []))]
+    notebook["cells"] = [
+        {**cell, "id": f"cell-{i}"} if "id" in cell else cell for i, cell in enumerate(page_notebook.get("cells", []))
+    ]
     return notebook
 
 

@@ -91,9 +91,9 @@ How it works
   yet written when a build stopped is read again by the next one (:mod:`bookext.incremental`).
 * **Failures.** Every failing page is reported with the failing cell's traceback as soon
   as it has run; reading the first one then stops the build (``nb_execution_raise_on_error``).
-  A failed page leaves no record (only a note for this build's reader), so it executes again. The Makefile deletes the saved
-  environment when a build fails, so the next build reports the warnings of pages it
-  would otherwise not re-read.
+  A failed page leaves no record (only a note for this build's reader), so it executes
+  again. The Makefile deletes the saved environment when a build fails, so the next build
+  reports the warnings of pages it would otherwise not re-read.
 * **Quiet kernels.** Kernels log errors only (an IPython profile in the build folder):
   each start would otherwise warn that local TCP is not encrypted, hiding real warnings.
 """
@@ -118,13 +118,26 @@ from sphinx.util import logging
 
 from .kernel_template import kernel_threads, remove_abandoned_folders
 from .mystnb_adapter import failure_message, notebook_of, serve_cache_mode_from_records
-from .records import (MODIFIED_DURING_RUN, RECORD_FORMAT, STORE, Checker, RecordStore, code_hash,
-                      file_digest, listing_digest, record_mismatch, record_outputs, record_stamp,
-                      rendering_hash, shown_path)
+from .records import (
+    MODIFIED_DURING_RUN,
+    RECORD_FORMAT,
+    STORE,
+    Checker,
+    RecordStore,
+    code_hash,
+    file_digest,
+    listing_digest,
+    record_mismatch,
+    record_outputs,
+    record_stamp,
+    rendering_hash,
+    shown_path,
+)
 
 logger = logging.getLogger(__name__)
 
 # --- one build's state (set in the main process; forked readers inherit it) ------------------
+
 
 @dataclass
 class Result:
@@ -155,11 +168,21 @@ class Build:
     def finished(self, docname: str, code: str, outcome, *, reported: bool) -> Result:
         """Record an execution: for the next builds (a success) and for this build's readers."""
         if outcome.error:
-            result = Result(None, outcome.error, outcome.traceback, outcome.started, outcome.seconds,
-                            reported, outcome.exception)
-            self.store.write_failure(docname, {
-                "build": self.token, "code": code, "error": result.error, "traceback": result.traceback,
-                "started": result.started, "seconds": result.seconds, "reported": reported})
+            result = Result(
+                None, outcome.error, outcome.traceback, outcome.started, outcome.seconds, reported, outcome.exception
+            )
+            self.store.write_failure(
+                docname,
+                {
+                    "build": self.token,
+                    "code": code,
+                    "error": result.error,
+                    "traceback": result.traceback,
+                    "started": result.started,
+                    "seconds": result.seconds,
+                    "reported": reported,
+                },
+            )
         else:
             record = self.record(docname, code, outcome)
             self.store.write(docname, record)
@@ -179,8 +202,14 @@ class Build:
             ended = bool(select.select([pidfd], [], [], 0.05)[0])  # before looking: no result is missed
             failure = self.store.read_failure(docname)
             if failure and failure.get("build") == self.token and failure.get("code") == code:
-                return Result(None, failure["error"], failure["traceback"], failure["started"],
-                              failure["seconds"], failure["reported"])
+                return Result(
+                    None,
+                    failure["error"],
+                    failure["traceback"],
+                    failure["started"],
+                    failure["seconds"],
+                    failure["reported"],
+                )
             record = self.store.read(docname)
             if record and record.get("build") == self.token and record.get("code") == code:
                 return Result(record)
@@ -200,9 +229,11 @@ class Build:
         return str(PurePosixPath(Path(path).resolve().relative_to(self.srcdir).with_suffix("").as_posix()))
 
     def is_project_file(self, path: str) -> bool:
-        return (path.startswith(tuple(os.path.join(r, "") for r in self.roots))
-                and not path.startswith(tuple(os.path.join(e, "") for e in self.excluded))
-                and "__pycache__" not in Path(path).parts)
+        return (
+            path.startswith(tuple(os.path.join(r, "") for r in self.roots))
+            and not path.startswith(tuple(os.path.join(e, "") for e in self.excluded))
+            and "__pycache__" not in Path(path).parts
+        )
 
     def record(self, docname: str, code: str, outcome) -> dict:
         """The record of a successful execution (one that never counts as fresh when the
@@ -222,11 +253,20 @@ class Build:
                 pass
             files[path] = digest
         folders = {p: listing_digest(Path(p)) for p in used["listed"] if self.is_project_file(p)}
-        return {"format": RECORD_FORMAT, "docname": docname, "build": self.token, "code": code,
-                "python": sys.version, "requirements": file_digest(self.requirements), "threads": self.threads,
-                "untracked": outcome.used is None, "files": files, "folders": folders,
-                "imported": used.get("imported", []),
-                **record_outputs(outcome)}
+        return {
+            "format": RECORD_FORMAT,
+            "docname": docname,
+            "build": self.token,
+            "code": code,
+            "python": sys.version,
+            "requirements": file_digest(self.requirements),
+            "threads": self.threads,
+            "untracked": outcome.used is None,
+            "files": files,
+            "folders": folders,
+            "imported": used.get("imported", []),
+            **record_outputs(outcome),
+        }
 
 
 _BUILD: Build | None = None
@@ -259,8 +299,16 @@ def _execute(build: Build, runs: list, *, jobs: int, preload: list[str] | None, 
         logger.info("ffnbook: some kernels started from scratch: %s", reason)
 
     try:
-        return execute_notebooks(runs, jobs=jobs, roots=build.roots, excluded=build.excluded,
-                                 preload=preload, env=build.threads, report=report, note=note)
+        return execute_notebooks(
+            runs,
+            jobs=jobs,
+            roots=build.roots,
+            excluded=build.excluded,
+            preload=preload,
+            env=build.threads,
+            report=report,
+            note=note,
+        )
     finally:
         for run in runs:
             if Path(run.cwd).name.startswith("bookext-run-"):
@@ -313,16 +361,23 @@ def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
         reported = configs[run.key].execution_raise_on_error
         build.finished(run.key, codes[run.key], outcome, reported=reported)
         if outcome.error and reported:
-            print(f"{env.doc2path(run.key)}: {failure_message(outcome, configs[run.key])}",
-                  file=sys.stderr, flush=True)
+            print(f"{env.doc2path(run.key)}: {failure_message(outcome, configs[run.key])}", file=sys.stderr, flush=True)
         elif outcome.error:
             logger.info("ffnbook: %s failed after %.2f s", run.key, outcome.seconds)
         elif outcome.used is None:
-            logger.info("ffnbook: %s executed in %.2f s; its kernel could not report what it used, "
-                        "so it will execute again next time", run.key, outcome.seconds)
+            logger.info(
+                "ffnbook: %s executed in %.2f s; its kernel could not report what it used, "
+                "so it will execute again next time",
+                run.key,
+                outcome.seconds,
+            )
         else:
-            logger.info("ffnbook: %s executed in %.2f s (%s)", run.key, outcome.seconds,
-                        "forked kernel" if outcome.forked else "new kernel")
+            logger.info(
+                "ffnbook: %s executed in %.2f s (%s)",
+                run.key,
+                outcome.seconds,
+                "forked kernel" if outcome.forked else "new kernel",
+            )
 
     def execute_all() -> None:
         start = time.perf_counter()
@@ -385,6 +440,7 @@ def imported_packages(app: Sphinx, docname: str) -> list[str] | None:
 
 # --- Sphinx events -------------------------------------------------------------------------------
 
+
 def _configure(app: Sphinx, config) -> None:
     app.ffnbook_render_hash = rendering_hash()
     if config.nb_execution_mode == "cache":
@@ -414,15 +470,25 @@ def _start_build(app: Sphinx) -> None:
     remove_abandoned_folders()  # of builds killed with their kernel template
     roots = sorted({str(Path(app.confdir).resolve()), str(Path(app.srcdir).resolve())})
     excluded = sorted({str(build_folder), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)})
-    _BUILD = Build(store, Path(app.srcdir).resolve(), roots, excluded,
-                   Path(app.confdir).resolve() / "requirements.txt", kernel_threads())
+    _BUILD = Build(
+        store,
+        Path(app.srcdir).resolve(),
+        roots,
+        excluded,
+        Path(app.confdir).resolve() / "requirements.txt",
+        kernel_threads(),
+    )
 
 
 def _report_discarded(docname: str, path: Path, why: str) -> None:
     # A log line, not a Sphinx warning: the build heals (the page executes again), and a
     # warning would fail a -W build that publishes only correct pages.
-    logger.info("ffnbook: discarded the execution record of %s (%s): %s; the page executes again",
-                docname, shown_path(str(path)), why)
+    logger.info(
+        "ffnbook: discarded the execution record of %s (%s): %s; the page executes again",
+        docname,
+        shown_path(str(path)),
+        why,
+    )
 
 
 def _outdated(app: Sphinx, env, added, changed, removed) -> list[str]:

@@ -186,7 +186,9 @@ def setup(app: Sphinx) -> dict:
     app.add_node(
         explorable,
         html=(visit_explorable_html, depart_explorable_html),
-        latex=(skip_node, None), text=(skip_node, None), man=(skip_node, None),
+        latex=(skip_node, None),
+        text=(skip_node, None),
+        man=(skip_node, None),
         texinfo=(skip_node, None),
     )
     app.add_directive("explorable", ExplorableDirective)

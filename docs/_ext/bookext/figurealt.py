@@ -32,8 +32,10 @@ class GlueFigureWithAlt(PasteFigureDirective):
                 logger.warning(
                     "glued figure %r has no :alt: option and no alt text of its own "
                     "(a BookFigure's description); give one or the other",
-                    self.arguments[0], location=(self.env.docname, self.lineno),
-                    type="bookext", subtype="figure-alt",
+                    self.arguments[0],
+                    location=(self.env.docname, self.lineno),
+                    type="bookext",
+                    subtype="figure-alt",
                 )
             else:
                 self.options["alt"] = text

@@ -28,11 +28,16 @@ def link_figures_to_their_files(app: Sphinx, doctree: nodes.document, docname: s
     imgpath = relative_uri(app.builder.get_target_uri(docname), "_images")
     for image in list(doctree.findall(nodes.image)):
         uri = image["uri"]
-        if (not uri.endswith(".svg") or uri not in images or not isinstance(image.parent, nodes.figure)
-                or "no-scaled-link" in image["classes"]):
+        if (
+            not uri.endswith(".svg")
+            or uri not in images
+            or not isinstance(image.parent, nodes.figure)
+            or "no-scaled-link" in image["classes"]
+        ):
             continue
-        link = nodes.reference("", "", internal=True, classes=["ffn-figure-link"],
-                               refuri=posixpath.join(imgpath, images[uri][1]))
+        link = nodes.reference(
+            "", "", internal=True, classes=["ffn-figure-link"], refuri=posixpath.join(imgpath, images[uri][1])
+        )
         image.replace_self(link)
         link.append(image)
 

@@ -34,8 +34,7 @@ class DataGlossary(SphinxDirective):
         first_of: dict[str, str] = {}  # letter -> id of the first term under it
         for term in sorted(load_glossary(), key=lambda t: t.term.casefold()):
             item = nodes.definition_list_item(classes=[f"ffn-level-{term.level}"])
-            dt = make_glossary_term(self.env, [nodes.Text(term.term)], None, SOURCE, 0, None,
-                                    self.state.document)
+            dt = make_glossary_term(self.env, [nodes.Text(term.term)], None, SOURCE, 0, None, self.state.document)
             node_id = dt["ids"][0]
             first_of.setdefault(letter_of(term.term), node_id)
             for alias in term.aliases:
@@ -47,8 +46,9 @@ class DataGlossary(SphinxDirective):
             item += dt
             definition = nodes.definition()
             if term.aliases:  # other names on a line of their own, before the definition
-                self.state.nested_parse(StringList(["*Also:* " + ", ".join(term.aliases)], source=SOURCE),
-                                        0, definition)
+                self.state.nested_parse(
+                    StringList(["*Also:* " + ", ".join(term.aliases)], source=SOURCE), 0, definition
+                )
                 definition[-1]["classes"].append("ffn-also")
             text = term.definition
             if term.see:
@@ -72,8 +72,7 @@ def alphabet_bar(first_of: dict[str, str]) -> nodes.Element:
 
     links = []
     for letter in sorted(first_of, key=lambda c: (c != "#", c)):
-        links += [nodes.reference(letter, letter, refid=first_of[letter], classes=["ffn-az-letter"]),
-                  nodes.Text(" ")]
+        links += [nodes.reference(letter, letter, refid=first_of[letter], classes=["ffn-az-letter"]), nodes.Text(" ")]
     return element("nav", element("p", *links[:-1]), class_="ffn-az", aria_label="Glossary by letter")
 
 

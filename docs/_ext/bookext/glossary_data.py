@@ -79,4 +79,3 @@ def load_glossary() -> tuple[Term, ...]:
 
     text = GLOSSARY_FILE.read_text(encoding="utf-8")
     return _parse(yaml.safe_load(text))
-

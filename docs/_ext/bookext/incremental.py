@@ -81,8 +81,11 @@ def read_unwritten_pages_again(app: Sphinx, env, added, changed, removed) -> lis
         pages = set(env.found_docs)
     again = sorted(pages & env.found_docs - set(added) - set(changed) - set(removed))
     if again:
-        logger.info("ffnbook: reading %d pages again that an earlier build read but did not "
-                    "finish writing: %s", len(again), ", ".join(again))
+        logger.info(
+            "ffnbook: reading %d pages again that an earlier build read but did not finish writing: %s",
+            len(again),
+            ", ".join(again),
+        )
     return again
 
 

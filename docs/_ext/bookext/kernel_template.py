@@ -74,6 +74,7 @@ def kernel_threads() -> dict[str, str]:
 
 # --- the probe: what a page used ------------------------------------------------------------
 
+
 def _caller_file() -> str:
     """The file of the Python code that raised the audit event (the hook is frame 1 below it)."""
     try:
@@ -138,18 +139,35 @@ def install_probe() -> types.ModuleType:
 
         def inside(paths) -> list[str]:
             real = {os.path.realpath(p) for p in paths} - import_locations
-            return sorted(p for p in real if p.startswith(inside_roots) and not p.startswith(outside)
-                          and "__pycache__" not in p.split(os.sep))
+            return sorted(
+                p
+                for p in real
+                if p.startswith(inside_roots) and not p.startswith(outside) and "__pycache__" not in p.split(os.sep)
+            )
 
-        modules = [m.__file__ for m in list(sys.modules.values())
-                   if isinstance(getattr(m, "__file__", None), str) and os.path.isabs(m.__file__)]
+        modules = [
+            m.__file__
+            for m in list(sys.modules.values())
+            if isinstance(getattr(m, "__file__", None), str) and os.path.isabs(m.__file__)
+        ]
         # Imported by the page's cells or by project code they called; not what a library
         # imports for itself (torch loading its optional parts), nor the standard library.
-        packages = sorted(name for name, importers in imported.items()
-                          if name not in sys.stdlib_module_names and not name.startswith("_")
-                          and (PAGE in importers or inside(i for i in importers if os.path.isabs(i))))
-        return json.dumps({"modules": inside(modules), "read": inside(read),
-                           "written": inside(written), "listed": inside(listed), "imported": packages})
+        packages = sorted(
+            name
+            for name, importers in imported.items()
+            if name not in sys.stdlib_module_names
+            and not name.startswith("_")
+            and (PAGE in importers or inside(i for i in importers if os.path.isabs(i)))
+        )
+        return json.dumps(
+            {
+                "modules": inside(modules),
+                "read": inside(read),
+                "written": inside(written),
+                "listed": inside(listed),
+                "imported": packages,
+            }
+        )
 
     probe = types.ModuleType(PROBE_MODULE, "What this kernel's page imported, read and listed.")
     probe.report = report
@@ -219,6 +237,7 @@ def run_kernel(argv: list[str]) -> None:
 
 
 # --- the template -------------------------------------------------------------------------
+
 
 def _env_differences(base: dict, env: dict) -> list[str]:
     keys = {k for k in base.keys() | env.keys() if not k.startswith(PER_KERNEL_ENV)}
@@ -291,10 +310,9 @@ KERNELS_FOLDER = "bookext-kernels-"
 def remove_abandoned_folders(tmp: str | None = None) -> None:
     """Remove the kernel folders of build processes that no longer exist."""
     for folder in Path(tmp or tempfile.gettempdir()).glob(KERNELS_FOLDER + "*"):
-        owner, _, rest = folder.name[len(KERNELS_FOLDER):].partition("-")
+        owner, _, rest = folder.name[len(KERNELS_FOLDER) :].partition("-")
         try:
-            if folder.stat().st_uid == os.getuid() and owner.isdigit() and rest \
-                    and not process_exists(int(owner)):
+            if folder.stat().st_uid == os.getuid() and owner.isdigit() and rest and not process_exists(int(owner)):
                 shutil.rmtree(folder, ignore_errors=True)
         except OSError:
             pass

@@ -55,6 +55,7 @@ TEMPLATE = Path(__file__).with_name("kernel_template.py")
 TEMPLATE_STARTUP_SECONDS = 120
 FORKING = hasattr(os, "pidfd_open") and hasattr(socket, "recv_fds")
 
+
 class KernelPool:
     """One template process that has imported ``modules`` and forks a kernel per request."""
 
@@ -66,7 +67,8 @@ class KernelPool:
         # imports its modules with it too, and forks only kernels whose environment is its own.
         self.process = subprocess.Popen(
             [sys.executable, str(TEMPLATE), "serve", self.address, str(os.getpid()), ",".join(modules)],
-            stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
         )
         self.started = time.monotonic()
 
@@ -219,13 +221,18 @@ class PromptlyReadyClient(AsyncKernelClient):
         def answers(message) -> bool:
             return message["parent_header"].get("msg_id") == request
 
-        reply = await _first(self.shell_channel, deadline,
-                             lambda m: answers(m) and m["msg_type"] == "kernel_info_reply")
+        reply = await _first(
+            self.shell_channel, deadline, lambda m: answers(m) and m["msg_type"] == "kernel_info_reply"
+        )
         if reply is None:
             return False
         # As jupyter_client does, IOPub gets 0.2 s: its messages are sent with the reply.
-        idle = await _first(self.iopub_channel, deadline, lambda m: answers(m) and m["msg_type"] == "status"
-                            and m["content"].get("execution_state") == "idle", patience=0.2)
+        idle = await _first(
+            self.iopub_channel,
+            deadline,
+            lambda m: answers(m) and m["msg_type"] == "status" and m["content"].get("execution_state") == "idle",
+            patience=0.2,
+        )
         if idle is None:
             return False
         self._handle_kernel_info_reply(reply)
@@ -261,13 +268,15 @@ def manager_class(pool: KernelPool | None, env: dict[str, str] | None = None) ->
             if self.provisioner is None:
                 self.kernel_id = self.kernel_id or str(uuid.uuid4())
                 self.provisioner = provisioner_class(
-                    kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self)
+                    kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self
+                )
             return await super()._async_pre_start_kernel(**kw)
 
     return Manager
 
 
 # --- executing notebooks ---------------------------------------------------------------------
+
 
 @dataclass
 class Run:
@@ -297,8 +306,10 @@ class Outcome:
 
 def _probe_cell(roots: list[str], excluded: list[str]) -> nbformat.NotebookNode:
     # An expression, so the report comes back as one execute_result, and no name is bound.
-    source = (f"(lambda probe: probe.report({roots!r}, {excluded!r}) if probe else None)"
-              f"(__import__('sys').modules.get({PROBE_MODULE!r}))")
+    source = (
+        f"(lambda probe: probe.report({roots!r}, {excluded!r}) if probe else None)"
+        f"(__import__('sys').modules.get({PROBE_MODULE!r}))"
+    )
     return nbformat.v4.new_code_cell(source)
 
 
@@ -322,9 +333,14 @@ async def _execute(run: Run, places: tuple, manager: type, limit: asyncio.Semaph
         allow_errors = overrides.get("allow_errors", allow_errors)
         notebook.cells.append(_probe_cell(*places))
         provisioners = []  # the kernel's, kept: the manager forgets it at shutdown
-        client = NotebookClient(notebook, timeout=timeout, allow_errors=allow_errors,
-                                kernel_manager_class=manager, resources={"metadata": {"path": run.cwd}},
-                                on_notebook_start=lambda **_: provisioners.append(client.km.provisioner))
+        client = NotebookClient(
+            notebook,
+            timeout=timeout,
+            allow_errors=allow_errors,
+            kernel_manager_class=manager,
+            resources={"metadata": {"path": run.cwd}},
+            on_notebook_start=lambda **_: provisioners.append(client.km.provisioner),
+        )
         started, clock = time.time(), time.perf_counter()
         error = trace = failure = None
         try:
@@ -333,13 +349,29 @@ async def _execute(run: Run, places: tuple, manager: type, limit: asyncio.Semaph
             error, trace, failure = type(exc).__name__, traceback.format_exc(), exc
         seconds = time.perf_counter() - clock
         probe = notebook.cells.pop()
-        return Outcome(notebook, started, seconds, None if error else _report(probe), error, trace,
-                       forked=any(getattr(p, "forked", False) for p in provisioners), exception=failure)
+        return Outcome(
+            notebook,
+            started,
+            seconds,
+            None if error else _report(probe),
+            error,
+            trace,
+            forked=any(getattr(p, "forked", False) for p in provisioners),
+            exception=failure,
+        )
 
 
-def execute_notebooks(runs: list[Run], *, jobs: int, roots: list[str], excluded: list[str],
-                      preload: list[str] | None, env: dict[str, str] | None = None,
-                      report=None, note=None) -> dict[str, Outcome]:
+def execute_notebooks(
+    runs: list[Run],
+    *,
+    jobs: int,
+    roots: list[str],
+    excluded: list[str],
+    preload: list[str] | None,
+    env: dict[str, str] | None = None,
+    report=None,
+    note=None,
+) -> dict[str, Outcome]:
     """Execute ``runs``, ``jobs`` at a time, longest expected first; ``report(run, outcome)`` as each ends.
 
     With ``preload`` (module names) kernels are forked from a template that imported them;

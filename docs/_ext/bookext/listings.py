@@ -25,8 +25,10 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.directives.code import LiteralInclude
 
-ROLE = re.compile(r":(?:py:)?(?:func|class|mod|meth|attr|data|obj|exc|const|term|ref|doc)"
-                  r":`(~?)([^`<]*?)(?:\s*<([^`>]*)>)?`")
+ROLE = re.compile(
+    r":(?:py:)?(?:func|class|mod|meth|attr|data|obj|exc|const|term|ref|doc)"
+    r":`(~?)([^`<]*?)(?:\s*<([^`>]*)>)?`"
+)
 
 
 def plain_roles(text: str) -> str:
@@ -37,6 +39,7 @@ def plain_roles(text: str) -> str:
     >>> plain_roles(":func:`ffnbook.gelu` stays whole; ``x`` too.")
     '`ffnbook.gelu` stays whole; ``x`` too.'
     """
+
     def shown(m: re.Match) -> str:
         tilde, text, target = m.groups()
         if target is not None:

@@ -48,6 +48,7 @@ class MathFontMissesGlyphs(SphinxError):
 
 # --- which characters a formula needs ---------------------------------------------------------
 
+
 def _italic(c: str) -> str:
     """The character MathML Core draws for a one-letter ``<mi>`` (``text-transform:
     math-auto``): the Mathematical Italic form of a Latin or Greek letter."""
@@ -62,9 +63,19 @@ def _italic(c: str) -> str:
         return chr(0x1D6E2 + o - 0x391)
     if 0x3B1 <= o <= 0x3C9:
         return chr(0x1D6FC + o - 0x3B1)
-    greek = {"\u03f4": 0x1D6F3, "\u2207": 0x1D6FB, "\u2202": 0x1D715, "\u03f5": 0x1D716,
-             "\u03d1": 0x1D717, "\u03f0": 0x1D718, "\u03d5": 0x1D719, "\u03f1": 0x1D71A,
-             "\u03d6": 0x1D71B, "\u0131": 0x1D6A4, "\u0237": 0x1D6A5}
+    greek = {
+        "\u03f4": 0x1D6F3,
+        "\u2207": 0x1D6FB,
+        "\u2202": 0x1D715,
+        "\u03f5": 0x1D716,
+        "\u03d1": 0x1D717,
+        "\u03f0": 0x1D718,
+        "\u03d5": 0x1D719,
+        "\u03f1": 0x1D71A,
+        "\u03d6": 0x1D71B,
+        "\u0131": 0x1D6A4,
+        "\u0237": 0x1D6A5,
+    }
     return chr(greek[c]) if c in greek else c
 
 
@@ -113,13 +124,21 @@ def font_characters(font: Path = FONT_FILE) -> frozenset[str]:
 
 # --- the build --------------------------------------------------------------------------------
 
+
 def has_math(doctree: nodes.document | None) -> bool:
     """Whether a page shows a formula in its text (not only in a hidden tooltip)."""
     return doctree is not None and any(
-        True for _ in doctree.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block))
-                                      and not any("ffn-tip" in a.get("classes", ())
-                                                  or a.get("attrs", {}).get("class") == "ffn-tip"
-                                                  for a in _ancestors(n))))
+        True
+        for _ in doctree.findall(
+            lambda n: (
+                isinstance(n, (nodes.math, nodes.math_block))
+                and not any(
+                    "ffn-tip" in a.get("classes", ()) or a.get("attrs", {}).get("class") == "ffn-tip"
+                    for a in _ancestors(n)
+                )
+            )
+        )
+    )
 
 
 def _ancestors(node: nodes.Node):
@@ -143,13 +162,16 @@ def check_font_covers_the_book(app: Sphinx, exception) -> None:
     have = font_characters()
     missing = {c: pages for c, pages in site_characters(Path(app.outdir)).items() if c not in have}
     if missing:
-        lines = [f"U+{ord(c):04X} {c} ({unicodedata.name(c, '?')}) on {', '.join(sorted(p)[:3])}"
-                 for c, p in sorted(missing.items())]
+        lines = [
+            f"U+{ord(c):04X} {c} ({unicodedata.name(c, '?')}) on {', '.join(sorted(p)[:3])}"
+            for c, p in sorted(missing.items())
+        ]
         raise MathFontMissesGlyphs(
             "formulas use characters the book's math font lacks (a browser would draw them in "
             "another font):\n  " + "\n  ".join(lines) + "\nWrite the font again from the built "
             "site: .venv/bin/python tools/math_font.py (it needs Latin Modern Math: "
-            "apt-get install fonts-lmodern, or --source PATH/latinmodern-math.otf)")
+            "apt-get install fonts-lmodern, or --source PATH/latinmodern-math.otf)"
+        )
 
 
 def setup(app: Sphinx) -> dict:

@@ -50,14 +50,38 @@ DROPPED = {"myst_target", "myst_line_comment", "myst_block_break"}
 VERBATIM = {"fence", "code_block", "math_block", "math_block_label", "amsmath"}
 
 ADMONITION_TITLES = {
-    "note": "Note", "tip": "Tip", "hint": "Hint", "important": "Important",
-    "warning": "Warning", "caution": "Caution", "attention": "Attention", "danger": "Danger",
-    "error": "Error", "seealso": "See also", "margin": "", "sidebar": "", "topic": "",
-    "epigraph": "", "admonition": "", "highlights": "", "pull-quote": "",
+    "note": "Note",
+    "tip": "Tip",
+    "hint": "Hint",
+    "important": "Important",
+    "warning": "Warning",
+    "caution": "Caution",
+    "attention": "Attention",
+    "danger": "Danger",
+    "error": "Error",
+    "seealso": "See also",
+    "margin": "",
+    "sidebar": "",
+    "topic": "",
+    "epigraph": "",
+    "admonition": "",
+    "highlights": "",
+    "pull-quote": "",
 }
 # sphinx-design and docutils containers: their title (if any) in bold, then their content.
-CONTAINERS = {"div", "container", "table", "grid", "grid-item", "grid-item-card", "card",
-              "tab-set", "tab-item", "rubric", "only"}
+CONTAINERS = {
+    "div",
+    "container",
+    "table",
+    "grid",
+    "grid-item",
+    "grid-item-card",
+    "card",
+    "tab-set",
+    "tab-item",
+    "rubric",
+    "only",
+}
 TEXT_ROLES = {"guilabel", "menuselection", "dfn", "index", "strong", "emphasis", "title-reference"}
 CODE_DIRECTIVES = {"code", "code-block", "sourcecode"}
 GLUE_DIRECTIVES = {"glue", "glue:any", "glue:figure", "glue:md", "glue:math"}
@@ -142,7 +166,7 @@ def _plain(markdown: str) -> str:
 # --- reading MyST: myst-parser's markdown-it tokens ------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def myst_parser(extensions: tuple[str, ...] = BOOK_EXTENSIONS) -> MarkdownIt:
     """The markdown-it parser myst-parser reads pages with, for these MyST extensions."""
     from markdown_it.renderer import RendererHTML
@@ -203,8 +227,9 @@ def _role_at(text: str, pos: int, token: Token) -> re.Match | None:
     into spaces)."""
     words = r"\s+".join(re.escape(w) for w in token.content.split())
     edge = r"\s*" if token.content[:1].isspace() or token.content[-1:].isspace() else ""
-    written = re.compile(r"\{" + re.escape(token.meta["name"]) + r"\}(?P<ticks>`+)(?P<content>"
-                         + edge + words + edge + r")(?P=ticks)")
+    written = re.compile(
+        r"\{" + re.escape(token.meta["name"]) + r"\}(?P<ticks>`+)(?P<content>" + edge + words + edge + r")(?P=ticks)"
+    )
     return written.search(text, pos)
 
 
@@ -220,8 +245,9 @@ def _code_span_end(text: str, pos: int, token: Token) -> int:
 class Converter:
     """Converts the MyST Markdown of one page; ``headings`` numbers its headings as the site does."""
 
-    def __init__(self, resolver: Resolver, headings: list[str] | None = None,
-                 extensions: tuple[str, ...] = BOOK_EXTENSIONS):
+    def __init__(
+        self, resolver: Resolver, headings: list[str] | None = None, extensions: tuple[str, ...] = BOOK_EXTENSIONS
+    ):
         self.resolver = resolver
         self.headings = list(headings or [])
         self.heading_count = 0
@@ -246,10 +272,11 @@ class Converter:
             elif child.type == "myst_role":
                 found = _role_at(text, pos, child)
                 if found is None:
-                    self.resolver.warn(f"reader notebook: cannot find the role {{{child.meta['name']}}} "
-                                       f"`{child.content}` in its text")
+                    self.resolver.warn(
+                        f"reader notebook: cannot find the role {{{child.meta['name']}}} `{child.content}` in its text"
+                    )
                     continue
-                out.append(text[pos:found.start()])
+                out.append(text[pos : found.start()])
                 out.append(self.role(child.meta["name"], found.group("content")))
                 pos = found.end()
         out.append(text[pos:])
@@ -310,9 +337,9 @@ class Converter:
         lines = text.split("\n")
         done = 0  # lines before this one are handled; blank lines between blocks stay
         for block in blocks(text, self.parser):
-            buffer.extend(lines[done:block.start])
+            buffer.extend(lines[done : block.start])
             done = max(done, block.end)
-            for piece in self._block(block, lines[block.start:block.end]):
+            for piece in self._block(block, lines[block.start : block.end]):
                 if isinstance(piece, str):
                     buffer.extend(piece.split("\n"))
                 else:
@@ -332,8 +359,7 @@ class Converter:
             indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
             body = token.content.split("\n")
             body = body[:-1] if body and body[-1] == "" else body
-            return [_indent(p, indent) if isinstance(p, str) else p
-                    for p in self.directive(*directive, body)]
+            return [_indent(p, indent) if isinstance(p, str) else p for p in self.directive(*directive, body)]
         if token.type == "math_block_label":  # "$$ (label)": MyST's equation label, nothing Jupyter knows
             last = lines[-1]
             lines = [*lines[:-1], last[: last.rindex("$$") + 2]]
@@ -343,7 +369,7 @@ class Converter:
             number = self.headings[self.heading_count] if self.heading_count < len(self.headings) else ""
             self.heading_count += 1
             first = lines[0].lstrip()
-            rest = first[len(token.markup):].lstrip()
+            rest = first[len(token.markup) :].lstrip()
             lines = [f"{token.markup} {number}{rest}", *lines[1:]]
         children = [c for t in block.inline for c in (t.children or [])]
         return [self._roles("\n".join(lines), children)]
@@ -359,7 +385,7 @@ class Converter:
             end = next((j for j in range(1, len(body)) if body[j].strip() == "---"), None)
             if end is not None:
                 options = yaml.safe_load("\n".join(body[1:end])) or {}
-                return options, body[end + 1:]
+                return options, body[end + 1 :]
         count = next((i for i, line in enumerate(body) if not is_option_line(line)), len(body))
         items, _ = options_to_items("\n".join(line.lstrip()[1:] for line in body[:count]))
         return {key: value if value != "" else True for key, value in items}, body[count:]
@@ -371,8 +397,7 @@ class Converter:
             if isinstance(piece, str):
                 parts.append(piece)
             else:
-                self.resolver.warn("reader notebook: a figure inside another directive cannot "
-                                   "become a code cell")
+                self.resolver.warn("reader notebook: a figure inside another directive cannot become a code cell")
         return "\n\n".join(parts)
 
     def directive(self, name: str, argument: str, body: list[str]) -> list:
@@ -384,8 +409,7 @@ class Converter:
             text = f"**{title}**\n\n{inner}" if title else inner
             return [blockquote(text)]
         if name == "dropdown":
-            return [details(_plain(self.inline(argument)) or "Details", self._body(content),
-                            "open" in options)]
+            return [details(_plain(self.inline(argument)) or "Details", self._body(content), "open" in options)]
         if name == "self-check":
             return [self.self_check("\n".join(content))]
         if name == "problem":
@@ -425,8 +449,10 @@ class Converter:
         options = data.get("options") or []
         # The page's order (bookext.quiz_order), so "(b)" names the same option in both.
         if all(isinstance(o, dict) for o in options):
-            options = [options[i] for i in option_order(str(data.get("question", "")),
-                                                        [str(o.get("text", "")) for o in options])]
+            options = [
+                options[i]
+                for i in option_order(str(data.get("question", "")), [str(o.get("text", "")) for o in options])
+            ]
         letters = "abcdefghijklmnopqrstuvwxyz"
         lines = [f"**Self-check.** {self.inline(str(data.get('question', '')))}", ""]
         lines += [f"- ({letters[i]}) {self.inline(str(o.get('text', '')))}" for i, o in enumerate(options)]
@@ -436,7 +462,6 @@ class Converter:
             verdict = "Right." if o.get("correct") else "Not quite."
             reasons.append(f"- ({letters[i]}) **{verdict}** {self.inline(str(o.get('why', '')))}")
         return "\n".join(lines) + "\n\n" + details("Answer", "\n".join(reasons))
-
 
     def problem(self, key: str, text: str) -> str:
         """A numeric problem: its question and rule, then the hint and the answer folded (the
@@ -449,19 +474,24 @@ class Converter:
         if not isinstance(answer, (int, float)) or not isinstance(tolerance, (int, float)):
             self.resolver.warn(f"reader notebook: problem {key!r} has no glued answer and tolerance")
             return ""
-        rule = "".join(f"`{t}`" if kind == "code" else md_escape(t)
-                       for kind, t in problem_text.rule(answer, tolerance, unit))
+        rule = "".join(
+            f"`{t}`" if kind == "code" else md_escape(t) for kind, t in problem_text.rule(answer, tolerance, unit)
+        )
         shown = problem_text.answer_text(answer, data.get("format"))
         solution = self.inline(str(data.get("solution", ""))).strip()
-        answer_md = (f"**{md_escape(shown)}{' ' + md_escape(unit) if unit else ''}.** "
-                     + (solution + " " if solution else "")
-                     + "The folded code cell below computes it.")
-        return "\n\n".join([
-            f"**Problem {self.problem_count}.** {self.inline(str(data.get('question', ''))).strip()}",
-            f"*{rule}*",
-            details("Hint", self.inline(str(data.get("hint", "")))),
-            details("Answer", answer_md),
-        ])
+        answer_md = (
+            f"**{md_escape(shown)}{' ' + md_escape(unit) if unit else ''}.** "
+            + (solution + " " if solution else "")
+            + "The folded code cell below computes it."
+        )
+        return "\n\n".join(
+            [
+                f"**Problem {self.problem_count}.** {self.inline(str(data.get('question', ''))).strip()}",
+                f"*{rule}*",
+                details("Hint", self.inline(str(data.get("hint", "")))),
+                details("Answer", answer_md),
+            ]
+        )
 
 
 def _indent(text: str, indent: str) -> str:

@@ -43,6 +43,7 @@ def outputs_into(notebook, record: dict) -> None:
 
 # --- the myst-nb client for ``nb_execution_mode = "cache"`` ---------------------------------
 
+
 def recorded_client_class():
     from myst_nb.core.execute.base import ExecutionError, NotebookClientBase
 
@@ -76,9 +77,14 @@ def recorded_client_class():
             from . import execution
 
             execution._SHOWN[docname] = record_stamp(record)
-            self.exec_metadata = {"mtime": record["executed"], "runtime": record["seconds"],
-                                  "method": self.nb_config.execution_mode, "succeeded": True,
-                                  "error": None, "traceback": None}
+            self.exec_metadata = {
+                "mtime": record["executed"],
+                "runtime": record["seconds"],
+                "method": self.nb_config.execution_mode,
+                "succeeded": True,
+                "error": None,
+                "traceback": None,
+            }
 
         def _failed(self, result, error_class) -> None:
             if not result.reported:
@@ -86,9 +92,14 @@ def recorded_client_class():
             if self.nb_config.execution_raise_on_error:
                 # Reported already: the page and the cell's traceback are in the log above.
                 raise error_class(str(self.path)) from (None if result.reported else result.exception)
-            self.exec_metadata = {"mtime": result.started, "runtime": result.seconds,
-                                  "method": self.nb_config.execution_mode, "succeeded": False,
-                                  "error": result.error, "traceback": result.traceback}
+            self.exec_metadata = {
+                "mtime": result.started,
+                "runtime": result.seconds,
+                "method": self.nb_config.execution_mode,
+                "succeeded": False,
+                "error": result.error,
+                "traceback": result.traceback,
+            }
 
     return RecordedNotebookClient
 
@@ -111,12 +122,15 @@ def serve_cache_mode_from_records() -> None:
     import myst_nb.core.execute as execute
 
     if not hasattr(execute, "NotebookClientCache") or not callable(getattr(execute, "create_client", None)):
-        raise ExtensionError("bookext.execution: myst-nb no longer has NotebookClientCache/create_client; "
-                             "this extension must follow its new execution API")
+        raise ExtensionError(
+            "bookext.execution: myst-nb no longer has NotebookClientCache/create_client; "
+            "this extension must follow its new execution API"
+        )
     execute.NotebookClientCache = recorded_client_class()  # create_client() looks the name up on each call
 
 
 # --- reading a page as myst-nb will ------------------------------------------------------------
+
 
 def notebook_of(env, docname: str):
     """The page as myst-nb will execute it, with its configuration; None if it is not executed from the cache."""

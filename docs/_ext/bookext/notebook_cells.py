@@ -32,8 +32,11 @@ def _is_glue_call(node: ast.AST, glue_names: set[str], modules: set[str]) -> boo
         return False
     func = node.value.func
     return (isinstance(func, ast.Name) and func.id in glue_names) or (
-        isinstance(func, ast.Attribute) and func.attr == "glue"
-        and isinstance(func.value, ast.Name) and func.value.id in modules)
+        isinstance(func, ast.Attribute)
+        and func.attr == "glue"
+        and isinstance(func.value, ast.Name)
+        and func.value.id in modules
+    )
 
 
 def _glue_imports(node: ast.AST, glue_names: set[str], modules: set[str]) -> bool:
@@ -47,8 +50,9 @@ def _glue_imports(node: ast.AST, glue_names: set[str], modules: set[str]) -> boo
     return False
 
 
-def strip_glue(source: str, figure_keys: set[str] = frozenset(),
-               assign: set[str] = frozenset(), known: set[str] = frozenset()) -> Stripped:
+def strip_glue(
+    source: str, figure_keys: set[str] = frozenset(), assign: set[str] = frozenset(), known: set[str] = frozenset()
+) -> Stripped:
     """``source`` without ``myst_nb`` imports and glue calls.
 
     ``known``: names that earlier cells bound to myst-nb's ``glue`` (or to ``myst_nb``).
@@ -90,8 +94,11 @@ def strip_glue(source: str, figure_keys: set[str] = frozenset(),
                 edits[node.lineno] = (node.end_lineno, _replacement(node))
                 removed += edits[node.lineno][1] is None
                 continue
-            bodies = [getattr(node, name) for name in ("body", "orelse", "finalbody")
-                      if isinstance(getattr(node, name, None), list)]
+            bodies = [
+                getattr(node, name)
+                for name in ("body", "orelse", "finalbody")
+                if isinstance(getattr(node, name, None), list)
+            ]
             bodies += [h.body for h in getattr(node, "handlers", [])]
             if not bodies or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
@@ -130,8 +137,11 @@ def strip_glue(source: str, figure_keys: set[str] = frozenset(),
     if glue_names or modules:
         # Any use of the plumbing left after the edits is a bug of this converter.
         for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and node.id in glue_names | modules and not any(
-                    first <= node.lineno <= last for first, (last, _) in edits.items()):
+            if (
+                isinstance(node, ast.Name)
+                and node.id in glue_names | modules
+                and not any(first <= node.lineno <= last for first, (last, _) in edits.items())
+            ):
                 raise ValueError(f"line {node.lineno}: {node.id} is used outside a glue call")
     out: list[str] = []
     i = 1
@@ -171,8 +181,12 @@ def glue_keys(source: str) -> dict[str, str]:
         return {}
     found = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "glue" \
-                and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant):
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", getattr(node.func, "attr", "")) == "glue"
+            and len(node.args) >= 2
+            and isinstance(node.args[0], ast.Constant)
+        ):
             found[node.args[0].value] = ast.get_source_segment(source, node.args[1]) or ""
     return found
 
@@ -215,8 +229,20 @@ def names(source: str) -> Names:
 
 
 def _only_binds(stmt: ast.stmt) -> bool:
-    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef,
-                         ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Pass)):
+    if isinstance(
+        stmt,
+        (
+            ast.Import,
+            ast.ImportFrom,
+            ast.FunctionDef,
+            ast.ClassDef,
+            ast.AsyncFunctionDef,
+            ast.Assign,
+            ast.AnnAssign,
+            ast.AugAssign,
+            ast.Pass,
+        ),
+    ):
         return True
     if isinstance(stmt, (ast.For, ast.If, ast.With)):
         return all(_only_binds(s) for s in stmt.body + getattr(stmt, "orelse", []))
@@ -281,8 +307,9 @@ def plan_code_cells(cells: list[dict], figure_keys: set[str], shown_at: dict[str
     return CodePlan(stripped, _kept(cells, stripped, figures, shown_at), figures, problems)
 
 
-def _kept(cells: list[dict], stripped: dict[int, Stripped], figures: dict[str, str],
-          shown_at: dict[str, int]) -> dict[int, bool]:
+def _kept(
+    cells: list[dict], stripped: dict[int, Stripped], figures: dict[str, str], shown_at: dict[str, int]
+) -> dict[int, bool]:
     """Which code cells stay: visible ones, and hidden ones a later cell (or figure) needs or
     that do more than define names."""
     keep: dict[int, bool] = {}
@@ -296,15 +323,13 @@ def _kept(cells: list[dict], stripped: dict[int, Stripped], figures: dict[str, s
         info = names(code)
         tags = cells[i].get("metadata", {}).get("tags", [])
         has_code = bool(re.sub(r"(?m)^\s*#.*$", "", code).strip())
-        keep[i] = has_code and ("remove-cell" not in tags or not info.only_binds
-                                or bool(info.bound & needed))
+        keep[i] = has_code and ("remove-cell" not in tags or not info.only_binds or bool(info.bound & needed))
         if keep[i]:
             needed |= info.free
     return keep
 
 
 # --- carried over -------------------------------------------------------------------------------
-
 
 
 def clean_outputs(outputs: list) -> list:
@@ -332,4 +357,3 @@ def cell_metadata(tags: list[str]) -> dict:
     if folded:
         metadata["jupyter"] = folded
     return metadata
-

@@ -71,8 +71,12 @@ def _git(root: Path, *args: str) -> str | None:
 def built_commit(root: Path) -> str:
     """The commit this build is made from ("" when nothing tells)."""
     head = _git(root, "rev-parse", "--verify", "HEAD")
-    for found in (os.environ.get("FFNBOOK_PACKAGE_REF"), head and head.strip(),
-                  os.environ.get("GITHUB_SHA"), os.environ.get("READTHEDOCS_GIT_COMMIT_HASH")):
+    for found in (
+        os.environ.get("FFNBOOK_PACKAGE_REF"),
+        head and head.strip(),
+        os.environ.get("GITHUB_SHA"),
+        os.environ.get("READTHEDOCS_GIT_COMMIT_HASH"),
+    ):
         if found:
             return found.strip()
     return ""
@@ -90,15 +94,20 @@ def check_commit(app: Sphinx, config) -> None:
         raise ConfigError(
             "reader notebooks: cannot tell which commit this build is made from (no git checkout "
             f"at {app.confdir}, no GITHUB_SHA or READTHEDOCS_GIT_COMMIT_HASH); set FFNBOOK_PACKAGE_REF "
-            "to the full hash of the commit the notebooks should install")
+            "to the full hash of the commit the notebooks should install"
+        )
     if not COMMIT.fullmatch(commit):
-        raise ConfigError(f"reader notebooks: ffnbook_package_ref (FFNBOOK_PACKAGE_REF) must be a full "
-                          f"commit hash, got {commit!r}")
+        raise ConfigError(
+            f"reader notebooks: ffnbook_package_ref (FFNBOOK_PACKAGE_REF) must be a full commit hash, got {commit!r}"
+        )
     app.ffnbook_uncommitted = uncommitted_package_files(Path(app.confdir))
     if app.ffnbook_uncommitted:
-        logger.info("ffnbook: the reader notebooks install ffnbook at %s, which does not hold the "
-                    "uncommitted changes to %s: a notebook may compute other numbers than this build",
-                    commit[:12], ", ".join(app.ffnbook_uncommitted))
+        logger.info(
+            "ffnbook: the reader notebooks install ffnbook at %s, which does not hold the "
+            "uncommitted changes to %s: a notebook may compute other numbers than this build",
+            commit[:12],
+            ", ".join(app.ffnbook_uncommitted),
+        )
 
 
 # --- what a notebook installs ---------------------------------------------------------------------
@@ -156,7 +165,7 @@ def setup_cell_source(spec: str, commit: str, torch: str | None) -> str:
         "    except importlib.metadata.PackageNotFoundError:",
         "        origin = {}",
         '    if origin.get("vcs_info", {}).get("commit_id") != BUILT_FROM:',
-        '        print(f"Note: the ffnbook installed here ({origin.get(\'url\', \'not installed by pip\')}) is not "',
+        "        print(f\"Note: the ffnbook installed here ({origin.get('url', 'not installed by pip')}) is not \"",
         '              f"the commit {BUILT_FROM[:12]} the site was built from; its numbers may differ from "',
         "              f\"the page's. To reproduce them: pip install '{FFNBOOK}'\")",
     ]
@@ -170,8 +179,9 @@ def setup_cell_source(spec: str, commit: str, torch: str | None) -> str:
 
 
 def setup_cell(app: Sphinx, torch: bool) -> str:
-    return setup_cell_source(package_spec(app), app.config.ffnbook_package_ref,
-                             torch_pin(Path(app.confdir)) if torch else None)
+    return setup_cell_source(
+        package_spec(app), app.config.ffnbook_package_ref, torch_pin(Path(app.confdir)) if torch else None
+    )
 
 
 def environment_requirements(app: Sphinx) -> str:
@@ -250,11 +260,14 @@ def write_environment(app: Sphinx, exception) -> None:
     (folder / "binder" / "runtime.txt").write_text(f"python-{python}\n", encoding="utf-8")
     (folder / "README.md").write_text(readme(app), encoding="utf-8")
     notebooks = sorted(folder.glob("**/*.ipynb"))
-    write_archive(Path(app.outdir) / ARCHIVE, {
-        **{f"ffnbook-notebooks/{p.relative_to(folder).as_posix()}": p.read_bytes() for p in notebooks},
-        "ffnbook-notebooks/requirements.txt": requirements.encode(),
-        "ffnbook-notebooks/README.md": readme(app).encode(),
-    })
+    write_archive(
+        Path(app.outdir) / ARCHIVE,
+        {
+            **{f"ffnbook-notebooks/{p.relative_to(folder).as_posix()}": p.read_bytes() for p in notebooks},
+            "ffnbook-notebooks/requirements.txt": requirements.encode(),
+            "ffnbook-notebooks/README.md": readme(app).encode(),
+        },
+    )
 
 
 def write_archive(path: Path, files: dict[str, bytes]) -> None:

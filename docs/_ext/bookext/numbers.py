@@ -60,8 +60,7 @@ class BookPasteTextRole(PasteTextRole):
         try:
             text = plain_text(result.data["text/plain"], spec)
         except Exception as exc:  # noqa: BLE001 - reported like myst-nb's own role
-            return [], [glue_warning(f"Failed to format text/plain data: {exc}", self.document,
-                                     self.line)]
+            return [], [glue_warning(f"Failed to format text/plain data: {exc}", self.document, self.line)]
         node = nodes.inline(text, text, classes=["pasted-text"])
         self.set_source_info(node)
         return [node], []

@@ -73,15 +73,13 @@ class Edit:
 
 # --- icons ---------------------------------------------------------------------------------
 
-FA_PACKS = {"fa-solid": "fas", "fas": "fas", "fa-regular": "far", "far": "far",
-            "fa-brands": "fab", "fab": "fab"}
+FA_PACKS = {"fa-solid": "fas", "fas": "fas", "fa-regular": "far", "far": "far", "fa-brands": "fab", "fab": "fab"}
 FA_TAG = re.compile(
     r'<(i|span) class="([^"]*\b(?:fa-solid|fas|fa-regular|far|fa-brands|fab)\b[^"]*)"'
     r'((?: (?:data-[a-z-]+|title)="[^"]*")*)(?: aria-hidden="true")?\s*></\1>'
 )
 # Any element but an <svg> whose class names a Font Awesome icon: it would need fontawesome.js.
-FA_ELEMENT_LEFT = re.compile(
-    r'<(?!svg\b)[a-z]+\b[^>]*\bclass="(?:[^"]*\s)?fa-[a-z0-9-]+[^"]*"[^>]*>')
+FA_ELEMENT_LEFT = re.compile(r'<(?!svg\b)[a-z]+\b[^>]*\bclass="(?:[^"]*\s)?fa-[a-z0-9-]+[^"]*"[^>]*>')
 # The icons pydata-sphinx-theme's own script creates at run time (announcement banner).
 FA_RUNTIME = {"xmark"}
 SVG_ICON = re.compile(r'<svg class="svg-inline--fa [^"]*"[^>]* data-icon="([a-z0-9-]+)"')
@@ -90,8 +88,10 @@ SVG_ICON = re.compile(r'<svg class="svg-inline--fa [^"]*"[^>]* data-icon="([a-z0
 def fontawesome_icons(theme_js: Path) -> dict[tuple[str, str], tuple[int, int, str]]:
     """(pack, name) -> (width, height, path data), read from the theme's fontawesome.js."""
     if not theme_js.exists():
-        raise ThemeMarkupChanged(f"icons: the theme no longer ships {theme_js.name} "
-                                 f"(looked for {theme_js}) to read the icons' SVG paths from")
+        raise ThemeMarkupChanged(
+            f"icons: the theme no longer ships {theme_js.name} "
+            f"(looked for {theme_js}) to read the icons' SVG paths from"
+        )
     text = theme_js.read_text(encoding="utf-8")
     icons: dict[tuple[str, str], tuple[int, int, str]] = {}
     # Each pack is written as ``var b={name:[w,h,[aliases],"f104","M…"],…}`` and then
@@ -102,12 +102,12 @@ def fontawesome_icons(theme_js: Path) -> dict[tuple[str, str], tuple[int, int, s
         begin = text.rfind("var b={", start, register.start())
         if begin >= 0:
             for m in icon.finditer(text, begin, register.start()):
-                icons.setdefault((register.group(1), m.group(1)),
-                                 (int(m.group(2)), int(m.group(3)), m.group(4)))
+                icons.setdefault((register.group(1), m.group(1)), (int(m.group(2)), int(m.group(3)), m.group(4)))
         start = register.end()
     if not icons:
-        raise ThemeMarkupChanged(f"icons: found no icon definitions in {theme_js} "
-                                 "(its format changed: update fontawesome_icons)")
+        raise ThemeMarkupChanged(
+            f"icons: found no icon definitions in {theme_js} (its format changed: update fontawesome_icons)"
+        )
     return icons
 
 
@@ -115,17 +115,18 @@ def icon_svg(classes: str, attrs: str, icons: dict) -> str | None:
     """The inline ``<svg>`` fontawesome.js would draw for ``<i class=classes attrs>``."""
     words = classes.split()
     pack = next((FA_PACKS[w] for w in words if w in FA_PACKS), "fas")
-    names = [w[3:] for w in words if w.startswith("fa-") and w not in FA_PACKS
-             and (pack, w[3:]) in icons]
+    names = [w[3:] for w in words if w.startswith("fa-") and w not in FA_PACKS and (pack, w[3:]) in icons]
     if not names:
         return None
     name = names[0]
     width, height, path = icons[(pack, name)]
     extra = " ".join(w for w in words if w not in FA_PACKS and w != f"fa-{name}")
     cls = f"svg-inline--fa fa-{name}" + (f" {extra}" if extra else "")
-    return (f'<svg class="{cls}"{attrs} aria-hidden="true" focusable="false" data-prefix="{pack}" '
-            f'data-icon="{name}" role="img" xmlns="http://www.w3.org/2000/svg" '
-            f'viewBox="0 0 {width} {height}"><path fill="currentColor" d="{path}"></path></svg>')
+    return (
+        f'<svg class="{cls}"{attrs} aria-hidden="true" focusable="false" data-prefix="{pack}" '
+        f'data-icon="{name}" role="img" xmlns="http://www.w3.org/2000/svg" '
+        f'viewBox="0 0 {width} {height}"><path fill="currentColor" d="{path}"></path></svg>'
+    )
 
 
 def page_edits(icons: dict) -> tuple[Edit, ...]:
@@ -137,11 +138,15 @@ def page_edits(icons: dict) -> tuple[Edit, ...]:
 
     return (
         Edit("icons as inline SVG", FA_TAG, swap, FA_ELEMENT_LEFT),
-        Edit("lazy launch-menu logos",
-             re.compile(r'<img (alt="[^"]*" src="[^"]*_static/images/logo_[a-z_]+\.(?:png|svg)")>'),
-             r'<img loading="lazy" \1>',
-             re.compile(r'<img (?![^>]*\bloading=)[^>]*\bsrc="[^"]*_static/images/logo_[^"]*"'
-                        r'[^>]*>')),
+        Edit(
+            "lazy launch-menu logos",
+            re.compile(r'<img (alt="[^"]*" src="[^"]*_static/images/logo_[a-z_]+\.(?:png|svg)")>'),
+            r'<img loading="lazy" \1>',
+            re.compile(
+                r'<img (?![^>]*\bloading=)[^>]*\bsrc="[^"]*_static/images/logo_[^"]*"'
+                r"[^>]*>"
+            ),
+        ),
     )
 
 
@@ -178,16 +183,16 @@ def trim_theme_css(css: str, used: set[str]) -> str:
     keep = used | FA_RUNTIME
 
     def glyph(m: re.Match) -> str:
-        names = {selector[len(".fa-"):] for selector in m.group(1).split(",")}
+        names = {selector[len(".fa-") :] for selector in m.group(1).split(",")}
         return m.group(0) if names & keep else ""
 
     css, rules = GLYPH_RULE.subn(glyph, css)
     if not rules:
-        raise ThemeMarkupChanged('theme stylesheet: no Font Awesome glyph rules '
-                                 '(.fa-NAME{--fa:"..."}) to trim: update GLYPH_RULE')
-    if SOURCE_MAP not in css:
         raise ThemeMarkupChanged(
-            f"theme stylesheet: no {SOURCE_MAP!r} to remove: update SOURCE_MAP")
+            'theme stylesheet: no Font Awesome glyph rules (.fa-NAME{--fa:"..."}) to trim: update GLYPH_RULE'
+        )
+    if SOURCE_MAP not in css:
+        raise ThemeMarkupChanged(f"theme stylesheet: no {SOURCE_MAP!r} to remove: update SOURCE_MAP")
     return css.replace(SOURCE_MAP, "") + SVG_ICON_CSS
 
 
@@ -208,9 +213,11 @@ def subset_icon_fonts(webfonts: Path, css: str) -> None:
     fonts = sorted(webfonts.glob("fa-*.woff2"))
     codepoints = icon_codepoints(css)
     if not fonts or not codepoints:
-        raise ThemeMarkupChanged(f"icon fonts: found {len(fonts)} fonts in {webfonts} and "
-                                 f"{len(codepoints)} glyphs named by the stylesheet; "
-                                 "expected some of both")
+        raise ThemeMarkupChanged(
+            f"icon fonts: found {len(fonts)} fonts in {webfonts} and "
+            f"{len(codepoints)} glyphs named by the stylesheet; "
+            "expected some of both"
+        )
     for path in fonts:
         # recalcTimestamp=False: no build time in the font, so two builds give the same bytes.
         font = TTFont(path, recalcTimestamp=False)
@@ -250,11 +257,11 @@ def finish(app: Sphinx, exception) -> None:
         if text != original:
             page.write_text(text, encoding="utf-8")
     if problems:
-        shown = "\n  ".join(problems[:12]) + (f"\n  ... and {len(problems) - 12} more"
-                                              if len(problems) > 12 else "")
+        shown = "\n  ".join(problems[:12]) + (f"\n  ... and {len(problems) - 12} more" if len(problems) > 12 else "")
         raise ThemeMarkupChanged(
             f"{len(problems)} edits of the theme's HTML found markup they do not handle "
-            f"(see docs/_ext/bookext/postprocess.py):\n  {shown}")
+            f"(see docs/_ext/bookext/postprocess.py):\n  {shown}"
+        )
     css_file = out / "_static" / "styles" / "pydata-sphinx-theme.css"
     css = css_file.read_text(encoding="utf-8")
     if TRIMMED_MARK not in css:  # (an incremental build may keep last build's trimmed copy)

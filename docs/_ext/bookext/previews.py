@@ -64,9 +64,10 @@ def has_references(doctree: nodes.document | None) -> bool:
     """Whether the page's text holds a link to something inside the book."""
     if doctree is None:
         return False
-    return any(node.get("internal") and (node.get("refuri") or node.get("refid"))
-               and not _in_toctree_or_term(node)
-               for node in doctree.findall(nodes.reference))
+    return any(
+        node.get("internal") and (node.get("refuri") or node.get("refid")) and not _in_toctree_or_term(node)
+        for node in doctree.findall(nodes.reference)
+    )
 
 
 def add_preview_files(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -153,15 +154,17 @@ def page_previews(out: Path, page: str, parse) -> dict[str, dict]:
     soup = parse(page)
     previews: dict[str, dict] = {}
     for link in soup.select(LINKS):
-        if any(link.find_parent(class_=sel[1:]) if sel.startswith(".") else link.find_parent(sel)
-               for sel in NOT_INSIDE):
+        if any(
+            link.find_parent(class_=sel[1:]) if sel.startswith(".") else link.find_parent(sel) for sel in NOT_INSIDE
+        ):
             continue
         href = link["href"]
         if href in previews or re.match(r"^[a-z]+:", href):
             continue
         path, _, fragment = href.partition("#")
-        target_page = posixpath.normpath(posixpath.join(posixpath.dirname(page), path))[:-len(".html")] \
-            if path else page
+        target_page = (
+            posixpath.normpath(posixpath.join(posixpath.dirname(page), path))[: -len(".html")] if path else page
+        )
         if not (out / f"{target_page}.html").is_file():
             continue
         target_soup = parse(target_page)
@@ -210,8 +213,7 @@ def write_previews(app: Sphinx, exception) -> None:
             continue
         target = folder / f"{name}.json"
         target.parent.mkdir(parents=True, exist_ok=True)
-        data = json.dumps(page_previews(out, name, parse), ensure_ascii=False, sort_keys=True,
-                          separators=(",", ":"))
+        data = json.dumps(page_previews(out, name, parse), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
         if not target.exists() or target.read_text(encoding="utf-8") != data:
             target.write_text(data, encoding="utf-8")
         written.add(target)

@@ -40,12 +40,15 @@ def rule(answer: int | float, tolerance: float, unit: str) -> list[Piece]:
     """What counts as right, and how to type it: text, the glued tolerance, code examples."""
     pieces: list[Piece] = [("text", f"Answer in {unit}; " if unit else "")]
     if tolerance:
-        pieces += [("text", "right within " if unit else "Right within "),
-                   ("glued", f"±{tolerance * 100:g}%"),
-                   ("text", " of the value this page computed. Type it as ")]
+        pieces += [
+            ("text", "right within " if unit else "Right within "),
+            ("glued", f"±{tolerance * 100:g}%"),
+            ("text", " of the value this page computed. Type it as "),
+        ]
     else:
-        pieces.append(("text", ("only" if unit else "Only")
-                       + " the exact value this page computed is right. Type it as "))
+        pieces.append(
+            ("text", ("only" if unit else "Only") + " the exact value this page computed is right. Type it as ")
+        )
     shapes = examples(answer, unit)
     for i, example in enumerate(shapes):
         pieces.append(("code", example))

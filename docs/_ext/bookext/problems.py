@@ -69,8 +69,9 @@ class problem(nodes.General, nodes.Element):  # noqa: N801 - docutils node namin
 
 
 def visit_problem_html(self, node: problem) -> None:
-    self.body.append(f'<div class="ffn-problem" id="{node["ids"][0]}" role="group" '
-                     f'aria-labelledby="{node["ids"][0]}-title">')
+    self.body.append(
+        f'<div class="ffn-problem" id="{node["ids"][0]}" role="group" aria-labelledby="{node["ids"][0]}-title">'
+    )
 
 
 def depart_problem_html(self, node: problem) -> None:
@@ -134,8 +135,10 @@ class ProblemDirective(SphinxDirective):
         except ValueError as err:
             raise self.error(f"problem: {err}") from None
         if tolerance not in TOLERANCES:
-            raise self.error(f"problem: the tolerance {data['tolerance']!r} is {tolerance!r}; "
-                             f"it must be one of ffnbook.problems.TOLERANCES {TOLERANCES}")
+            raise self.error(
+                f"problem: the tolerance {data['tolerance']!r} is {tolerance!r}; "
+                f"it must be one of ffnbook.problems.TOLERANCES {TOLERANCES}"
+            )
         try:
             return answer, tolerance, problem_text.answer_text(answer, data.get("format"))
         except ValueError as err:
@@ -161,21 +164,41 @@ class ProblemDirective(SphinxDirective):
         # What counts as right (the tolerance marked as glued values are) and how to type it.
         rule = element("p", class_="ffn-problem-rule", id=f"{pid}-rule")
         for kind, text in problem_text.rule(answer, tolerance, unit):
-            rule += (nodes.Text(text) if kind == "text" else nodes.literal(text, text) if kind == "code"
-                     else nodes.inline("", text, classes=["pasted-text"]))
+            rule += (
+                nodes.Text(text)
+                if kind == "text"
+                else nodes.literal(text, text)
+                if kind == "code"
+                else nodes.inline("", text, classes=["pasted-text"])
+            )
         node += rule
         node += element(
             "form",
             element("label", nodes.Text("Your answer"), for_=f"{pid}-input"),
-            element("span", element("input", type="text", id=f"{pid}-input", class_="ffn-problem-input",
-                                    autocomplete="off", spellcheck="false", autocapitalize="off",
-                                    aria_describedby=f"{pid}-rule"),
-                    *([element("span", nodes.Text(unit), class_="ffn-problem-unit")] if unit else []),
-                    class_="ffn-problem-field"),
+            element(
+                "span",
+                element(
+                    "input",
+                    type="text",
+                    id=f"{pid}-input",
+                    class_="ffn-problem-input",
+                    autocomplete="off",
+                    spellcheck="false",
+                    autocapitalize="off",
+                    aria_describedby=f"{pid}-rule",
+                ),
+                *([element("span", nodes.Text(unit), class_="ffn-problem-unit")] if unit else []),
+                class_="ffn-problem-field",
+            ),
             element("button", nodes.Text("Check"), type="submit", class_="btn ffn-check"),
             element("p", class_="ffn-result", id=f"{pid}-result", aria_live="polite"),
-            class_="ffn-problem-form pst-js-only", data_answer=repr(answer), data_tolerance=repr(tolerance),
-            data_unit=unit, data_answer_text=shown, data_answer_key=key, data_tolerance_key=data["tolerance"],
+            class_="ffn-problem-form pst-js-only",
+            data_answer=repr(answer),
+            data_tolerance=repr(tolerance),
+            data_unit=unit,
+            data_answer_text=shown,
+            data_answer_key=key,
+            data_tolerance_key=data["tolerance"],
         )
         hint = nodes.container(classes=["ffn-problem-body"])
         hint += self.parse_text_to_nodes(data["hint"])
@@ -183,14 +206,18 @@ class ProblemDirective(SphinxDirective):
         solution = nodes.container(classes=["ffn-problem-body", "ffn-solution-body"])
         if data.get("solution"):
             solution += self.parse_text_to_nodes(data["solution"])
-        node += element("details", element("summary", nodes.Text("Worked solution")), solution,
-                        class_="ffn-problem-solution")
+        node += element(
+            "details", element("summary", nodes.Text("Worked solution")), solution, class_="ffn-problem-solution"
+        )
         return [node]
 
 
 def is_solution_cell(node: nodes.Node) -> bool:
-    return (isinstance(node, nodes.container) and node.get("nb_element") == "cell_code"
-            and f"tag_{SOLUTION_TAG}" in node.get("classes", ()))
+    return (
+        isinstance(node, nodes.container)
+        and node.get("nb_element") == "cell_code"
+        and f"tag_{SOLUTION_TAG}" in node.get("classes", ())
+    )
 
 
 def _is_solution_body(node: nodes.Node) -> bool:
@@ -208,8 +235,12 @@ class MoveSolutionCells(SphinxTransform):
         for node in list(self.document.findall(problem)):
             following = node.next_node(descend=False, siblings=True)
             if following is None or not is_solution_cell(following):
-                logger.warning("problem %r: the next cell must be its solution, a code cell tagged "
-                               "[%s]", node["answer_key"], SOLUTION_TAG, location=node)
+                logger.warning(
+                    "problem %r: the next cell must be its solution, a code cell tagged [%s]",
+                    node["answer_key"],
+                    SOLUTION_TAG,
+                    location=node,
+                )
                 continue
             following.parent.remove(following)
             next(node.findall(_is_solution_body)).append(following)
@@ -231,7 +262,9 @@ def setup(app: Sphinx) -> dict:
     app.add_node(
         problem,
         html=(visit_problem_html, depart_problem_html),
-        latex=(skip_node, None), text=(skip_node, None), man=(skip_node, None),
+        latex=(skip_node, None),
+        text=(skip_node, None),
+        man=(skip_node, None),
         texinfo=(skip_node, None),
     )
     app.add_directive("problem", ProblemDirective)

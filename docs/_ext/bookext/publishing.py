@@ -60,7 +60,8 @@ POLICY_META = re.compile(r'<meta http-equiv="Content-Security-Policy" content="(
 # A <script> without src whose type a browser runs (no type, or a JavaScript one); data
 # blocks (type="application/json") are not scripts to a browser.
 INLINE_SCRIPT = re.compile(
-    r'<script(?![^>]*\bsrc=)(?![^>]*\btype="(?!text/javascript|module)[^"]*")[^>]*>(.*?)</script>', re.S)
+    r'<script(?![^>]*\bsrc=)(?![^>]*\btype="(?!text/javascript|module)[^"]*")[^>]*>(.*?)</script>', re.S
+)
 EVENT_HANDLER = re.compile(r'<[a-zA-Z][^>]*?\son[a-z]+="([^"]*)"')
 
 
@@ -85,7 +86,7 @@ def with_script_hashes(text: str, page: str, extra: tuple[str, ...] = ()) -> tup
             directive = " ".join(["script-src 'self'", *(["'unsafe-hashes'"] if handlers else []), *sources])
         directives.append(directive.strip())
     tag = _meta("Content-Security-Policy", "; ".join(directives), "http-equiv")
-    return text[:found[0].start()] + tag + text[found[0].end():], []
+    return text[: found[0].start()] + tag + text[found[0].end() :], []
 
 
 def live_reload_script(app: Sphinx) -> tuple[str, ...]:
@@ -97,9 +98,12 @@ def live_reload_script(app: Sphinx) -> tuple[str, ...]:
 
     injected = INLINE_SCRIPT.findall(web_socket_script(host))
     if len(injected) != 1:
-        raise ValueError("sphinx-autobuild's reload snippet is no longer one inline script: "
-                         "update bookext.publishing.live_reload_script")
+        raise ValueError(
+            "sphinx-autobuild's reload snippet is no longer one inline script: "
+            "update bookext.publishing.live_reload_script"
+        )
     return tuple(injected)
+
 
 # Under 404.html's <base>, "#main-content" resolves to the site's home page; point
 # every in-page link at the address actually shown instead.
@@ -185,8 +189,9 @@ def chapter_pdf_role(name, rawtext, text, lineno, inliner, options=None, content
     if app.builder.name == "html" and pdf.is_file():
         # A leading "/" makes the target relative to the source folder, from any page.
         target = "/" + Path(os.path.relpath(pdf, env.srcdir)).as_posix()
-        link = addnodes.download_reference(rawtext, "", reftarget=target, refdoc=env.docname,
-                                           refdomain="", reftype="download", refexplicit=True)
+        link = addnodes.download_reference(
+            rawtext, "", reftarget=target, refdoc=env.docname, refdomain="", reftype="download", refexplicit=True
+        )
         link += nodes.Text(text)
         slot += link
         slot += nodes.Text(" ")

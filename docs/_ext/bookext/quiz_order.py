@@ -21,6 +21,7 @@ def option_order(question: str, texts: list[str]) -> list[int]:
     >>> sorted(option_order("Which?", ["A.", "B.", "C."]))
     [0, 1, 2]
     """
+
     def key(i: int) -> str:
         return hashlib.sha256(f"{question}\x00{texts[i]}".encode()).hexdigest()
 

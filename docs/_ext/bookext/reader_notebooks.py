@@ -77,12 +77,10 @@ def _text(source) -> str:
 
 
 def _code_cell(source: str, outputs: list, metadata: dict) -> dict:
-    return {"cell_type": "code", "execution_count": None, "metadata": metadata,
-            "outputs": outputs, "source": source}
+    return {"cell_type": "code", "execution_count": None, "metadata": metadata, "outputs": outputs, "source": source}
 
 
-def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, executed: dict
-                    ) -> tuple[dict, list[str]]:
+def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, executed: dict) -> tuple[dict, list[str]]:
     """The reader's notebook of ``pagename`` and the problems found converting it."""
     cells = [dict(c, source=_text(c.get("source", ""))) for c in executed["cells"]]
     glue_path = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.glue.json"
@@ -103,8 +101,9 @@ def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, execute
     markdown_sources = [c["source"] for c in cells if c["cell_type"] == "markdown"]
     headings = _heading_numbers(app, pagename, doctree)
     counted = sum(heading_count(text, parser) for text in markdown_sources)
-    converter = Converter(resolver, headings if counted == len(headings) else None,
-                          tuple(app.config.myst_enable_extensions))
+    converter = Converter(
+        resolver, headings if counted == len(headings) else None, tuple(app.config.myst_enable_extensions)
+    )
     # PyTorch, where the page's code imported it when it executed (directly or through
     # ffnbook): the kernel's probe saw the import statements (bookext.kernel_template).
     imported = imported_packages(app, pagename)
@@ -112,10 +111,15 @@ def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, execute
         plan.problems.append("reader notebook: no execution record says which packages the page imported")
     torch = imported is None or "torch" in imported
     out = [
-        {"cell_type": "markdown", "metadata": {}, "source": (
-            f"*This notebook is the runnable version of [{md_escape(app.env.titles[pagename].astext())}]"
-            f"({resolver.url(pagename)}) in {md_escape(app.config.html_title)}. "
-            "Run the setup cell first: it installs what is missing.*")},
+        {
+            "cell_type": "markdown",
+            "metadata": {},
+            "source": (
+                f"*This notebook is the runnable version of [{md_escape(app.env.titles[pagename].astext())}]"
+                f"({resolver.url(pagename)}) in {md_escape(app.config.html_title)}. "
+                "Run the setup cell first: it installs what is missing.*"
+            ),
+        },
         _code_cell(setup_cell(app, torch), [], {}),
     ]
     for i, cell in enumerate(cells):
@@ -127,8 +131,7 @@ def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, execute
                     out.append({"cell_type": "markdown", "metadata": {}, "source": piece})
         elif cell["cell_type"] == "code" and keep.get(i):
             tags = cell.get("metadata", {}).get("tags", [])
-            out.append(_code_cell(stripped[i].source, clean_outputs(cell.get("outputs", [])),
-                                  cell_metadata(tags)))
+            out.append(_code_cell(stripped[i].source, clean_outputs(cell.get("outputs", [])), cell_metadata(tags)))
     if resolver.cited:
         out.append({"cell_type": "markdown", "metadata": {}, "source": resolver.references()})
     for n, cell in enumerate(out):
@@ -183,8 +186,11 @@ def _point_launch_buttons(app: Sphinx, pagename: str, context: dict) -> None:
             continue
         for button in group.get("buttons", []):
             if button.get("text") not in urls:
-                logger.warning("reader notebook: launch button %r has no reader-notebook address",
-                               button.get("text"), location=pagename)
+                logger.warning(
+                    "reader notebook: launch button %r has no reader-notebook address",
+                    button.get("text"),
+                    location=pagename,
+                )
                 continue
             button["url"] = urls[button["text"]]
 
@@ -195,4 +201,3 @@ def setup(app: Sphinx) -> dict:
     # After the theme's launch and download buttons (priority 501) exist.
     app.connect("html-page-context", write_reader_notebook, priority=600)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
-

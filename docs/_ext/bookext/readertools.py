@@ -41,7 +41,7 @@ class html_element(nodes.TextElement):  # noqa: N801 - docutils node naming
 
 def visit_html_element(self, node: html_element) -> None:
     attrs = "".join(
-        f' {name}' if value is True else f' {name}="{html.escape(str(value), quote=True)}"'
+        f" {name}" if value is True else f' {name}="{html.escape(str(value), quote=True)}"'
         for name, value in node["attrs"].items()
         if value is not None and value is not False
     )
@@ -86,18 +86,27 @@ class GlossaryTermRole(SphinxRole):
             return [nodes.inline(shown, shown)], [msg]
         tip_id = f"ffn-tip-{self.env.new_serialno('ffn-tip')}"
         xref = addnodes.pending_xref(
-            "", nodes.inline(shown, shown, classes=["xref", "std", "std-term"]),
-            refdomain="std", reftype="term", reftarget=term.term.lower(),
-            refexplicit=True, refwarn=True, refdoc=self.env.docname,
+            "",
+            nodes.inline(shown, shown, classes=["xref", "std", "std-term"]),
+            refdomain="std",
+            reftype="term",
+            reftarget=term.term.lower(),
+            refexplicit=True,
+            refwarn=True,
+            refdoc=self.env.docname,
         )
         definition, messages = self.inliner.parse(term.definition, self.lineno, None, self.inliner.parent)
         tooltip = element(
             "span",
-            element("strong", nodes.Text(term.term)), nodes.Text(": "), *definition,
-            class_="ffn-tip", role="tooltip", id=tip_id, hidden=True,
+            element("strong", nodes.Text(term.term)),
+            nodes.Text(": "),
+            *definition,
+            class_="ffn-tip",
+            role="tooltip",
+            id=tip_id,
+            hidden=True,
         )
-        wrapper = element("span", xref, tooltip, class_=f"ffn-term ffn-level-{term.level}",
-                          data_level=term.level)
+        wrapper = element("span", xref, tooltip, class_=f"ffn-term ffn-level-{term.level}", data_level=term.level)
         return [wrapper], messages
 
 
@@ -146,8 +155,7 @@ class SelfCheckDirective(SphinxDirective):
         # "Self-check" label; the options' group is named by the question.
         legend = element("legend", nodes.Text("Self-check"), class_="ffn-quiz-label")
         prompt = element("p", *question, class_="ffn-quiz-question", id=f"{quiz_id}-question")
-        group = element("div", class_="ffn-options", role="radiogroup",
-                        aria_labelledby=f"{quiz_id}-question")
+        group = element("div", class_="ffn-options", role="radiogroup", aria_labelledby=f"{quiz_id}-question")
         for i in option_order(data["question"], [option["text"] for option in options]):
             option = options[i]
             option_id = f"{quiz_id}-{i}"
@@ -159,16 +167,21 @@ class SelfCheckDirective(SphinxDirective):
             why += self.parse_text_to_nodes(f"**{verdict}** {option['why']}")
             group += element(
                 "div",
-                element("input", type="radio", name=quiz_id, id=option_id, value=str(i),
-                        data_correct="true" if option.get("correct") else "false",
-                        aria_describedby=f"{option_id}-why"),
+                element(
+                    "input",
+                    type="radio",
+                    name=quiz_id,
+                    id=option_id,
+                    value=str(i),
+                    data_correct="true" if option.get("correct") else "false",
+                    aria_describedby=f"{option_id}-why",
+                ),
                 element("label", *text, for_=option_id),
                 why,
                 class_="ffn-option",
             )
         fieldset = element("fieldset", legend, prompt, group)
-        fieldset += element("button", nodes.Text("Check answer"), type="submit",
-                            class_="btn ffn-check")
+        fieldset += element("button", nodes.Text("Check answer"), type="submit", class_="btn ffn-check")
         fieldset += element("p", class_="ffn-result", aria_live="polite")
         form = element("form", fieldset, class_="ffn-quiz", id=quiz_id)
         return [form, *messages]
@@ -191,7 +204,9 @@ def setup(app: Sphinx) -> dict:
     app.add_node(
         html_element,
         html=(visit_html_element, depart_html_element),
-        latex=(skip_node, None), text=(skip_node, None), man=(skip_node, None),
+        latex=(skip_node, None),
+        text=(skip_node, None),
+        man=(skip_node, None),
         texinfo=(skip_node, None),
     )
     app.add_role("gls", GlossaryTermRole())

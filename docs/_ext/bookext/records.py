@@ -37,12 +37,14 @@ MODIFIED_DURING_RUN = "modified while the page ran"
 
 # --- hashes ----------------------------------------------------------------------------------
 
+
 def _files(path: Path) -> list[Path]:
     """Source files under ``path`` (or ``path`` itself); compiled bytecode follows from them."""
     if path.is_file():
         return [path]
-    return sorted(p for p in path.rglob("*")
-                  if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo"))
+    return sorted(
+        p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
+    )
 
 
 def rendering_hash(paths=RENDERING) -> str:
@@ -242,6 +244,7 @@ class RecordStore:
 
 # --- what a record holds --------------------------------------------------------------------
 
+
 def record_stamp(record: dict | None) -> str | None:
     """Which record a page was read from: its digest (any change to a record changes it)."""
     return record.get("digest") if isinstance(record, dict) else None
@@ -251,10 +254,14 @@ def record_outputs(outcome) -> dict:
     """What a page shows from an execution: each code cell's outputs, and when it ran."""
     notebook = outcome.notebook
     return {
-        "executed": outcome.started, "seconds": outcome.seconds,
+        "executed": outcome.started,
+        "seconds": outcome.seconds,
         "metadata": {k: notebook.metadata[k] for k in ("language_info", "widgets") if k in notebook.metadata},
-        "cells": [{"execution_count": c.get("execution_count"), "outputs": c.get("outputs", [])}
-                  for c in notebook.cells if c.cell_type == "code"],
+        "cells": [
+            {"execution_count": c.get("execution_count"), "outputs": c.get("outputs", [])}
+            for c in notebook.cells
+            if c.cell_type == "code"
+        ],
     }
 
 
@@ -266,14 +273,18 @@ def record_mismatch(notebook, record: dict) -> str | None:
     cells = record.get("cells")
     code_cells = sum(c.cell_type == "code" for c in notebook.cells)
     if not isinstance(cells, list) or len(cells) != code_cells:
-        return f"it holds outputs for {len(cells) if isinstance(cells, list) else 'no'} code cells, " \
-               f"the page has {code_cells}"
+        return (
+            f"it holds outputs for {len(cells) if isinstance(cells, list) else 'no'} code cells, "
+            f"the page has {code_cells}"
+        )
     for number, stored in enumerate(cells):
         outputs = stored.get("outputs") if isinstance(stored, dict) else None
         if not isinstance(outputs, list) or not all(
-                isinstance(o, dict) and o.get("output_type") in OUTPUT_TYPES for o in outputs):
+            isinstance(o, dict) and o.get("output_type") in OUTPUT_TYPES for o in outputs
+        ):
             return f"the outputs of code cell {number} are not notebook outputs"
     if not isinstance(record.get("metadata"), dict) or not all(
-            isinstance(record.get(key), (int, float)) for key in ("executed", "seconds")):
+        isinstance(record.get(key), (int, float)) for key in ("executed", "seconds")
+    ):
         return "it lacks the notebook's metadata or the execution's time"
     return None

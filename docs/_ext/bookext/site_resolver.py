@@ -54,8 +54,11 @@ class SiteResolver(Resolver):
     def xref(self, role: str, shown: str | None, target: str) -> str:
         std = self.env.domaindata["std"]
         if role == "doc":
-            docname = posixpath.normpath(posixpath.join(posixpath.dirname(self.pagename), target)) \
-                if not target.startswith("/") else target[1:]
+            docname = (
+                posixpath.normpath(posixpath.join(posixpath.dirname(self.pagename), target))
+                if not target.startswith("/")
+                else target[1:]
+            )
             if docname not in self.env.titles:
                 self.warn(f"reader notebook: no page {target!r}")
                 return md_escape(shown or target)
@@ -65,8 +68,11 @@ class SiteResolver(Resolver):
             docname, labelid, _ = std["labels"][label]
             number = self._figure_number(docname, labelid)
             if number:
-                text = shown.replace("%s", number).replace("{number}", number) if shown else \
-                    self.app.config.numfig_format["figure"] % number
+                text = (
+                    shown.replace("%s", number).replace("{number}", number)
+                    if shown
+                    else self.app.config.numfig_format["figure"] % number
+                )
                 if docname == self.pagename:  # the figure is in this notebook, with that number
                     return md_escape(text)
                 return f"[{md_escape(text)}]({self.url(docname, labelid)})"
@@ -110,9 +116,14 @@ class SiteResolver(Resolver):
             if key not in self.cited:
                 self.cited.append(key)
             info = SphinxReferenceInfo(
-                builder=self.app.builder, fromdocname=self.pagename,
-                todocname=c.bibliography_key.docname, citation_id=c.citation_id,
-                title=None, pre_text="", post_text="")
+                builder=self.app.builder,
+                fromdocname=self.pagename,
+                todocname=c.bibliography_key.docname,
+                citation_id=c.citation_id,
+                title=None,
+                pre_text="",
+                post_text="",
+            )
             refs.append((c.entry, c.formatted_entry, info))
         style = domain.reference_style  # round brackets (bookext.citations)
         for key, ref in zip(keys, refs):
@@ -130,8 +141,7 @@ class SiteResolver(Resolver):
     # glue
     def glue_data(self, key: str) -> dict | None:
         doc, _, name = key.rpartition("::")
-        docname = posixpath.normpath(posixpath.join(posixpath.dirname(self.pagename), doc)) \
-            if doc else self.pagename
+        docname = posixpath.normpath(posixpath.join(posixpath.dirname(self.pagename), doc)) if doc else self.pagename
         if docname not in self._glue:
             path = Path(self.app.outdir).parent / "jupyter_execute" / f"{docname}.glue.json"
             self._glue[docname] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
@@ -171,11 +181,12 @@ class SiteResolver(Resolver):
             return ["```\n" + data.get("text/plain", "").strip() + "\n```"]
         cell = self.figures.get(key)
         if cell is None:
-            self.warn(f"reader notebook: figure {key!r} is glued in a way that cannot be redrawn "
-                      "(use glue('key', figure_expression, display=False) with a literal key)")
+            self.warn(
+                f"reader notebook: figure {key!r} is glued in a way that cannot be redrawn "
+                "(use glue('key', figure_expression, display=False) with a literal key)"
+            )
             return []
-        cell.outputs = [{"output_type": "execute_result", "execution_count": None,
-                         "data": dict(data), "metadata": {}}]
+        cell.outputs = [{"output_type": "execute_result", "execution_count": None, "data": dict(data), "metadata": {}}]
         pieces: list = [cell]
         number = self._figure_number(self.pagename, options.get("name", "")) if options.get("name") else ""
         label = self.app.config.numfig_format["figure"] % number if number else ""
@@ -191,8 +202,11 @@ class SiteResolver(Resolver):
     def image(self, path: str, options: dict, caption: str) -> str:
         rel, _ = self.env.relfn2path(path, self.pagename)
         found = self.env.images.get(rel) if "://" not in path else None
-        url = path if found is None else \
-            self.app.config.ffnbook_site_url.rstrip("/") + f"/{self.app.builder.imagedir}/{found[1]}"
+        url = (
+            path
+            if found is None
+            else self.app.config.ffnbook_site_url.rstrip("/") + f"/{self.app.builder.imagedir}/{found[1]}"
+        )
         return super().image(url, options, caption)
 
     def literalinclude(self, path: str, options: dict) -> tuple[str, str]:
@@ -233,4 +247,3 @@ def _markdown_backend():
             return md_escape(text)
 
     return MarkdownBackend()
-

@@ -53,14 +53,26 @@ def page_description(doctree: nodes.document) -> str:
     for admonition in doctree.findall(nodes.admonition):
         titles = list(admonition.findall(nodes.title))
         if titles and "you will learn" in titles[0].astext().lower():
-            items = [_clean(item.astext()).rstrip(";.")
-                     for item in admonition.findall(nodes.list_item)]
+            items = [_clean(item.astext()).rstrip(";.") for item in admonition.findall(nodes.list_item)]
             if items:
                 return _shorten("Learn " + "; ".join(items) + ".")
     for paragraph in doctree.findall(nodes.paragraph):
-        if any(isinstance(p, (nodes.admonition, nodes.Admonition, nodes.field_list, nodes.table,
-                              nodes.topic, nodes.sidebar, nodes.footnote, nodes.citation))
-               for p in _ancestors(paragraph)):
+        if any(
+            isinstance(
+                p,
+                (
+                    nodes.admonition,
+                    nodes.Admonition,
+                    nodes.field_list,
+                    nodes.table,
+                    nodes.topic,
+                    nodes.sidebar,
+                    nodes.footnote,
+                    nodes.citation,
+                ),
+            )
+            for p in _ancestors(paragraph)
+        ):
             continue
         text = _clean(paragraph.astext())
         if len(text) > 40:
@@ -129,8 +141,8 @@ def add_404_base(app: Sphinx, pagename, templatename, context, doctree) -> None:
 
 def _uses_sphinx_design(doctree: nodes.document | None) -> bool:
     return doctree is not None and any(
-        cls.startswith("sd-") for node in doctree.findall(nodes.Element)
-        for cls in node.get("classes", ()))
+        cls.startswith("sd-") for node in doctree.findall(nodes.Element) for cls in node.get("classes", ())
+    )
 
 
 def load_only_what_the_page_uses(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -195,16 +207,16 @@ def write_sitemap(app: Sphinx, exception) -> None:
         return
     out = Path(app.outdir)
     base = _site_url(app)
-    pages = sorted(d for d in app.env.found_docs
-                   if d not in NOT_IN_SITEMAP and not app.env.metadata.get(d, {}).get("orphan"))
-    urls = "".join(f"  <url><loc>{html.escape(base + app.builder.get_target_uri(d))}</loc></url>\n"
-                   for d in pages)
+    pages = sorted(
+        d for d in app.env.found_docs if d not in NOT_IN_SITEMAP and not app.env.metadata.get(d, {}).get("orphan")
+    )
+    urls = "".join(f"  <url><loc>{html.escape(base + app.builder.get_target_uri(d))}</loc></url>\n" for d in pages)
     (out / "sitemap.xml").write_text(
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + urls + "</urlset>\n",
-        encoding="utf-8")
-    (out / "robots.txt").write_text(f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n",
-                                    encoding="utf-8")
+        encoding="utf-8",
+    )
+    (out / "robots.txt").write_text(f"User-agent: *\nAllow: /\n\nSitemap: {base}sitemap.xml\n", encoding="utf-8")
 
 
 def setup(app: Sphinx) -> dict:
@@ -215,8 +227,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", name_the_sidebar_toggles, priority=600)
     # Last, after the themes and extensions have added their files for the page.
     app.connect("html-page-context", load_only_what_the_page_uses, priority=900)
-    app.add_node(nodes.citation, override=True,
-                 html=(visit_citation, HTMLTranslator.depart_citation))
+    app.add_node(nodes.citation, override=True, html=(visit_citation, HTMLTranslator.depart_citation))
     if "myst_nb" in app.extensions:
         from myst_nb.sphinx_ import HideCodeCellNode
 
