@@ -27,13 +27,13 @@ kernelspec:
 DOCS = ROOT / "docs"
 
 
-def make_html(source: Path, build: Path) -> subprocess.CompletedProcess:
-    """Run the real `make html` on ``source`` into ``build``, capturing its output."""
+def make(target: str, source: Path, build: Path) -> subprocess.CompletedProcess:
+    """Run the real `make TARGET` on ``source`` into ``build``, capturing its output."""
     return subprocess.run(
         [
             "make",
             "--no-print-directory",
-            "html",
+            target,
             f"SOURCEDIR={source}",
             f"BUILDDIR={build}",
             f"PY={sys.executable}",
@@ -44,6 +44,11 @@ def make_html(source: Path, build: Path) -> subprocess.CompletedProcess:
         text=True,
         timeout=1800,
     )
+
+
+def make_html(source: Path, build: Path) -> subprocess.CompletedProcess:
+    """Run the real `make html` on ``source`` into ``build``, capturing its output."""
+    return make("html", source, build)
 
 
 def soup_of(site: Path, name: str) -> BeautifulSoup:

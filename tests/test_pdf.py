@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
-from sitecheck import CHROMIUM, DOCS, ROOT, glued, soup_of
+from sitecheck import CHROMIUM, DOCS, glued, make, soup_of
 
 from ffnbook.display import format_number
 
@@ -38,24 +36,6 @@ def chapter_pages() -> list[str]:
     return block.split()
 
 
-def make(target: str, build: Path, source: Path = DOCS) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            "make",
-            "--no-print-directory",
-            target,
-            f"SOURCEDIR={source}",
-            f"BUILDDIR={build}",
-            f"PY={sys.executable}",
-            "SETUP=",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-
-
 def normalised(text: str) -> str:
     """PDF text as words: ligatures (ﬁ) as letters, any run of whitespace as one space."""
     return " ".join(unicodedata.normalize("NFKC", text).split())
@@ -63,7 +43,7 @@ def normalised(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def pdf(site) -> Path:
-    result = make("pdf", site.parent)
+    result = make("pdf", DOCS, site.parent)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     return site.parent / "pdf" / "ffnbook.pdf"
 
@@ -139,7 +119,7 @@ def test_the_landing_page_links_the_pdf_only_where_it_was_built(pdf, tmp_path, w
     if with_pdf:
         (build / "pdf").mkdir(parents=True)
         shutil.copy(pdf, build / "pdf" / "ffnbook.pdf")
-    result = make("html", build, source)
+    result = make("html", source, build)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     article = soup_of(build / "html", "index").find("article")
     links = article.select("a.download")
