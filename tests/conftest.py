@@ -130,3 +130,28 @@ def deterministic_torch_thread():
 
     with tiny_transformer.deterministic_torch(seed=0, threads=1):
         yield
+
+
+# --- the built book in a browser (the test_*browser*.py modules, test_site_quality.py) -------
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    """The built book on localhost as a static host serves it: gzip, 404.html for missing
+    addresses, and the site also under the path it is published at (404.html's <base>)."""
+    from sitecheck import serve
+
+    with serve(site) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright, one per test module; skipped, with the reason
+    printed, where either is missing."""
+    from sitecheck import CHROMIUM, CHROMIUM_ARGS, browser_api
+
+    with browser_api().sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

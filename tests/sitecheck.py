@@ -132,6 +132,24 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
+
+
+def browser_api(what: str = "browser tests"):
+    """``playwright.sync_api`` for a module of browser tests, called at its top.
+
+    Where Chromium or Playwright is missing, ``what`` is skipped with the reason
+    printed (the whole module when called at import, one test when called in a
+    fixture); .ci/run installs both, so CI runs them.
+    """
+    import shutil
+
+    import pytest
+
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"{what}: no Chromium at {CHROMIUM} (apt-get install -y chromium)", allow_module_level=True)
+    return pytest.importorskip("playwright.sync_api", reason=f"{what}: playwright is not installed")
+
+
 # axe-core for the tests comes from tests/node (make test installs it); make audit's
 # full npm install at the root has it too.
 AXE_JS = next(

@@ -6,45 +6,16 @@ Skipped, with the reason printed, where Chromium or Playwright is missing;
 
 from __future__ import annotations
 
-import shutil
 from urllib.parse import urlparse
 
 import pytest
+from sitecheck import browser_api
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 PAGE = "position-independence.html"
 
 pytestmark = pytest.mark.build
 
-if not shutil.which(CHROMIUM):
-    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)", allow_module_level=True)
-playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need playwright")
-
-
-@pytest.fixture(scope="module")
-def server(site):
-    # As a static host serves it: gzip, 404.html for missing addresses, and the site also
-    # under the path it is published at (404.html's <base>).
-    from sitecheck import serve
-
-    with serve(site) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
+playwright_api = browser_api()
 
 
 @pytest.fixture

@@ -5,46 +5,23 @@ Skipped, with the reason printed, where Chromium or Playwright is missing.
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
+from sitecheck import browser_api
 
 pytestmark = pytest.mark.build
 
-if not shutil.which(CHROMIUM):
-    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)", allow_module_level=True)
-playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need playwright")
+playwright_api = browser_api()
 
 # The code blocks that get a button: every one in the article except cell outputs.
 CODE_BLOCKS = "article div.highlight:not(.cell_output div.highlight)"
 
 
-@pytest.fixture(scope="module")
-def server(site):
-    from sitecheck import serve
-
-    with serve(site) as base:
-        yield base
-
-
 @pytest.fixture
-def page(server):
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = browser.new_context()
-        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.rstrip("/"))
-        yield context.new_page()
-        browser.close()
+def page(browser, server):
+    context = browser.new_context()
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.rstrip("/"))
+    yield context.new_page()
+    context.close()
 
 
 def clipboard(page) -> str:

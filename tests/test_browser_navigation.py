@@ -13,10 +13,8 @@ Skipped, with the reason printed, where Chromium or Playwright is missing;
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
-from sitecheck import CHROMIUM, CHROMIUM_ARGS, serve
+from sitecheck import browser_api
 
 PAGE = "position-independence.html"  # a chapter page: sections, and pages before and after it
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
@@ -25,9 +23,7 @@ SCHEMES = ("light", "dark")
 
 pytestmark = pytest.mark.build
 
-if not shutil.which(CHROMIUM):
-    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)", allow_module_level=True)
-playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need playwright")
+playwright_api = browser_api()
 
 PRIMARY = {
     "toggle": ".bd-header-article .primary-toggle",
@@ -39,20 +35,6 @@ SECONDARY = {
     "drawer": "#pst-secondary-sidebar-modal",
     "link": "nav.page-toc a.nav-link",
 }
-
-
-@pytest.fixture(scope="module")
-def server(site):
-    with serve(site) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def open_page(browser, server, device: dict, scheme: str, name: str = PAGE):

@@ -9,10 +9,8 @@ missing; .ci/run installs Chromium so CI runs these.
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
-from sitecheck import CHROMIUM, CHROMIUM_ARGS, serve
+from sitecheck import browser_api
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 DESKTOP = {"viewport": {"width": 1366, "height": 900}}
@@ -21,23 +19,7 @@ SCHEMES = ("light", "dark")
 
 pytestmark = pytest.mark.build
 
-if not shutil.which(CHROMIUM):
-    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)", allow_module_level=True)
-playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need playwright")
-
-
-@pytest.fixture(scope="module")
-def server(site):
-    with serve(site) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+playwright_api = browser_api()
 
 
 @pytest.fixture

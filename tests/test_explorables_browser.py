@@ -26,15 +26,13 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from sitecheck import AXE_JS, glued, soup_of
-
-# Chromium, Playwright and the gzip server as the reader-tools tests have them (and skip as they do).
-from test_browser import browser, playwright_api, server  # noqa: F401 (fixtures)
+from sitecheck import AXE_JS, browser_api, glued, soup_of
 
 from ffnbook import explorables, model_parameters, width
 from ffnbook.models import get_model, load_models
 
 pytestmark = pytest.mark.build
+playwright_api = browser_api()
 
 PAGES = {"width": "width", "parameters": "parameter-count", "compute": "compute", "moe": "mixture-of-experts"}
 #: Every kind's page, with the neuron explorer, whose data the page glues (tests/test_units_explorer_browser.py).

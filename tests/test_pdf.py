@@ -14,15 +14,13 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from sitecheck import CHROMIUM, DOCS, glued, make, soup_of
+from sitecheck import DOCS, browser_api, glued, make, soup_of
 
 from ffnbook.display import format_number
 
 pytestmark = pytest.mark.build
 
-if not shutil.which(CHROMIUM):
-    pytest.skip(f"make pdf needs Chromium at {CHROMIUM} (apt-get install -y chromium)", allow_module_level=True)
-pytest.importorskip("playwright.sync_api", reason="make pdf prints with playwright")
+browser_api("make pdf")  # it prints the pages with Chromium through Playwright
 pypdf = pytest.importorskip("pypdf")
 
 GLUED_NUMBER = re.compile(r"\{glue:text\}`([A-Za-z0-9_]+)(?::([^`]*))?`")

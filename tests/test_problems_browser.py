@@ -20,15 +20,13 @@ import random
 from pathlib import Path
 
 import pytest
-from sitecheck import AXE_JS, axe_in_page, chapter_order, soup_of
-
-# Chromium, Playwright and the gzip server as the reader-tools tests have them (and skip as they do).
-from test_browser import browser, playwright_api, server  # noqa: F401 (fixtures)
+from sitecheck import AXE_JS, axe_in_page, browser_api, chapter_order, soup_of
 from test_problems import ACCEPTED, REFUSED
 
 from ffnbook.problems import EXACT, AnswerError, parse_answer
 
 pytestmark = pytest.mark.build
+browser_api()  # skips this module where Chromium or Playwright is missing
 
 SCRIPT = Path("_static") / "problems.js"
 #: problems.js + problems.css, gzipped (4.0 KiB now; the parser of the accepted forms is most of it).

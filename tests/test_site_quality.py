@@ -12,7 +12,6 @@ from __future__ import annotations
 import filecmp
 import json
 import re
-import shutil
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -20,14 +19,11 @@ import pytest
 from sitecheck import (
     AXE_JS,
     AXE_PAGES,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     DOCS,
     LIGHTHOUSE_PAGES,
     allowed_to_differ,
     axe_in_page,
     make_html,
-    serve,
     soup_of,
 )
 
@@ -176,23 +172,6 @@ def test_two_clean_builds_give_identical_html(site, tmp_path):
 # --- in a browser ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def browser():
-    if not shutil.which(CHROMIUM):
-        pytest.skip(f"browser checks need Chromium at {CHROMIUM} (apt-get install -y chromium)")
-    api = pytest.importorskip("playwright.sync_api", reason="browser checks need playwright")
-    with api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture(scope="module")
-def gzip_server(site):
-    with serve(site) as base:
-        yield base
-
-
 def open_page(browser, url: str, scheme: str = "light", width: int = 412):
     """Load ``url`` like a phone; record console errors, requests to other hosts, failures."""
     context = browser.new_context(color_scheme=scheme, viewport={"width": width, "height": 823})
@@ -215,17 +194,17 @@ def open_page(browser, url: str, scheme: str = "light", width: int = 412):
 
 
 @pytest.mark.parametrize("name", LIGHTHOUSE_PAGES)
-def test_first_view_is_light_and_local(browser, gzip_server, name):
-    context, page = open_page(browser, gzip_server + name)
+def test_first_view_is_light_and_local(browser, server, name):
+    context, page = open_page(browser, server + name)
     total = sum(r.sizes()["responseBodySize"] + r.sizes()["responseHeadersSize"] for r in page.transferred)
     context.close()
     assert not page.foreign and not page.failed and not page.errors
     assert total / 1024 <= FIRST_VIEW_BUDGET_KIB, f"{name}: {total / 1024:.0f} KiB on first view"
 
 
-def test_404_page_works_at_a_deep_missing_address(browser, gzip_server, site):
+def test_404_page_works_at_a_deep_missing_address(browser, server, site):
     published = re.search(r'<base href="(/[^"]*)"', (site / "404.html").read_text()).group(1)
-    context, page = open_page(browser, gzip_server.rstrip("/") + published + "no/such/page.html")
+    context, page = open_page(browser, server.rstrip("/") + published + "no/such/page.html")
     styled = page.evaluate("getComputedStyle(document.body).fontFamily")
     home = page.locator("article a.reference").first.evaluate("a => a.href")
     context.close()
@@ -244,8 +223,8 @@ def axe(browser):
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("name", AXE_PAGES)
-def test_no_axe_violations(browser, gzip_server, axe, name, scheme):
-    context, page = open_page(browser, gzip_server + name, scheme=scheme, width=1200)
+def test_no_axe_violations(browser, server, axe, name, scheme):
+    context, page = open_page(browser, server + name, scheme=scheme, width=1200)
     found = axe_in_page(page)
     if name == "position-independence.html":  # answered self-check and open tooltip too
         quiz = page.locator("form.ffn-quiz").first
@@ -257,10 +236,10 @@ def test_no_axe_violations(browser, gzip_server, axe, name, scheme):
     assert not found, "\n".join(found)
 
 
-def test_every_control_is_reachable_with_the_keyboard(browser, gzip_server):
+def test_every_control_is_reachable_with_the_keyboard(browser, server):
     """Tab from the top reaches every visible button, select, input and summary of a page,
     the reading tools' controls included (their panel opened)."""
-    context, page = open_page(browser, gzip_server + "position-independence.html", width=1200)
+    context, page = open_page(browser, server + "position-independence.html", width=1200)
     page.evaluate("document.querySelector('details.ffn-tools').open = true")
     # checkVisibility: not hidden by display or by a closed <details> (content-visibility).
     controls = page.evaluate("""() => [...document.querySelectorAll(
