@@ -13,13 +13,10 @@ Skipped, with the reason printed, where Chromium or Playwright is missing.
 from __future__ import annotations
 
 import pytest
-from sitecheck import soup_of
-
-# The browser tests' Chromium and local server: skipped with them, saying why, where
-# Chromium or Playwright is missing.
-from test_browser import browser, server  # noqa: F401  (pytest fixtures)
+from sitecheck import browser_api, soup_of
 
 pytestmark = pytest.mark.build
+browser_api()  # skips this module where Chromium or Playwright is missing
 
 WIDTHS = (390, 1366)
 CENTRE_TOLERANCE_PX = 2

@@ -15,9 +15,6 @@ from urllib.parse import urlparse
 import pytest
 from sitecheck import ROOT, soup_of
 
-# Chromium and the local server of the browser tests (skipped with them, saying why).
-from test_browser import browser, server  # noqa: F401  (pytest fixtures)
-
 pytestmark = pytest.mark.build
 
 CARD = "_static/ffnbook-card.png"
