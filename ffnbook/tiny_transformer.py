@@ -250,18 +250,15 @@ class TinyTransformer(nn.Module):
                              f"{int(tokens.min())} to {int(tokens.max())}")
         return tokens
 
-    def forward(self, tokens, *, query_only: bool = False, check: bool = True) -> torch.Tensor:
+    def forward(self, tokens, *, query_only: bool = False) -> torch.Tensor:
         """Logits ``(n, seq_len, vocab_size)`` for int64 tokens ``(n, seq_len)``, block by block.
 
         Each block runs :meth:`Block.forward`. ``query_only=True`` returns
         only the last position's logits, ``(n, vocab_size)``: all that
-        training scores; the last block then computes that position alone. ``check=False`` skips the checks of ``tokens``
-        (their values cannot be inspected under ``torch.vmap``, which
-        :func:`train_replicas` uses after checking them).
+        training scores; the last block then computes that position alone.
         """
-        if require_bool(check, "check"):
-            require_bool(query_only, "query_only")
-            tokens = self._check_tokens(tokens)
+        require_bool(query_only, "query_only")
+        tokens = self._check_tokens(tokens)
         x = self.embed(tokens) + self.position(torch.arange(tokens.shape[-1]))
         for i, block in enumerate(self.blocks):  # the last block need only compute what is scored
             x = block(x, last_only=query_only and i == len(self.blocks) - 1)
@@ -670,6 +667,50 @@ def _own_model(state: dict[str, torch.Tensor], replica: Replica, model_config: M
     return model.eval()
 
 
+def _stacked_logits(weights: dict[str, torch.Tensor], tokens: torch.Tensor, config: ModelConfig) -> torch.Tensor:
+    """The ``→`` logits of several models at once, ``(R, n, vocab_size)``, from weights stacked along a first axis.
+
+    ``weights`` maps each name of a :class:`TinyTransformer`'s
+    ``state_dict()`` to the ``R`` models' tensors stacked, ``tokens`` is
+    ``(R, n, seq_len)``: model ``r`` reads ``tokens[r]``. It computes what
+    ``TinyTransformer.forward(tokens[r], query_only=True)`` computes, with one
+    batched matrix product per weight matrix for all ``R`` models instead of
+    one product per model, so training many small models costs few large
+    operations (tested equal to the model's own forward). ``config`` gives
+    ``n_heads``; the FFN width is read from the weights. Its inputs are not
+    checked: :func:`train_replicas` checks them once before training.
+    """
+    R, n, T = tokens.shape
+    d = config.d_model
+    H, d_head = config.n_heads, d // config.n_heads
+    vocab = weights["embed.weight"].shape[1]
+    offsets = (torch.arange(R) * vocab).view(R, 1, 1)  # model r's rows of the flattened embedding tables
+    x = nn.functional.embedding(tokens + offsets, weights["embed.weight"].reshape(R * vocab, d))
+    x = (x + weights["position.weight"][:, None, :T, :]).reshape(R, n * T, d)
+
+    def linear(x, name, bias=False):  # x (R, m, in) @ W(R, out, in)^T (+ b)
+        w = weights[name + ".weight"].transpose(1, 2)
+        return torch.baddbmm(weights[name + ".bias"].unsqueeze(1), x, w) if bias else torch.bmm(x, w)
+
+    def heads(t, length):  # (R, n * length, d) -> (R * n, H, length, d_head)
+        return t.reshape(R * n, length, H, d_head).transpose(1, 2)
+
+    for i in range(config.n_blocks):
+        last = i == config.n_blocks - 1  # the last block computes the scored → position alone
+        b = f"blocks.{i}."
+        normed = layer_norm(x)
+        queries = normed.view(R, n, T, d)[:, :, -1, :] if last else normed
+        length = 1 if last else T
+        q = heads(linear(queries, b + "attention.q"), length)
+        k, v = heads(linear(normed, b + "attention.k"), T), heads(linear(normed, b + "attention.v"), T)
+        mixed = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=not last)  # → sees every position
+        attended = linear(mixed.transpose(1, 2).reshape(R, n * length, d), b + "attention.o")
+        h = (x.view(R, n, T, d)[:, :, -1, :] if last else x) + attended
+        hidden = torch.relu(linear(layer_norm(h), b + "ffn.up", bias=True))
+        x = h + linear(hidden, b + "ffn.down", bias=True)
+    return torch.bmm(layer_norm(x), weights["unembed.weight"].transpose(1, 2))
+
+
 def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfig = TrainConfig()) -> list[TrainResult]:
     """Train several models at once, as one batched model: one :class:`TrainResult` per replica.
 
@@ -681,9 +722,9 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
     every setting of ``train_config`` but the seed.
 
     The weights of the replicas of one FFN width are stacked along a leading
-    axis and each step runs the :class:`TinyTransformer`'s own forward (hence
-    :meth:`Block.forward`) on all of them at once with ``torch.vmap``, one
-    width after another; AdamW then updates all the stacked weights together,
+    axis and each step runs ``_stacked_logits`` (the model's forward with
+    one batched product per weight matrix) on all of them at once, one width
+    after another; AdamW then updates all the stacked weights together,
     element by element as it would one model's. A replica without FFN runs
     with a single FFN unit whose weights are zero and never trained, so the
     control costs almost nothing for an FFN it does not have.
@@ -694,8 +735,6 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
     the unstacking of every replica's result read best as one sequence,
     mirroring :func:`train_on_facts` step for step.
     """
-    from torch.func import functional_call
-
     require_instance(model_config, "model_config", ModelConfig)
     require_instance(train_config, "train_config", TrainConfig)
     replicas = require_sequence(replicas, "replicas", expected="a list of Replica",
@@ -727,21 +766,16 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
     for i, r in enumerate(replicas):
         groups.setdefault(model_config.d_ff if r.d_ff is None else r.d_ff, []).append(i)
 
-    def logits_at_query(template, weights, tokens):
-        return functional_call(template, weights, (tokens,), {"query_only": True, "check": False})
-
     old_threads, old_deterministic = torch.get_num_threads(), torch.get_deterministic_debug_mode()
     torch.set_num_threads(train_config.threads)
     torch.set_deterministic_debug_mode("error")
     try:
-        stacked, runs, place = [], [], {}
+        stacked, place = [], {}
         for g, (d_ff, members) in enumerate(groups.items()):
             width = max(d_ff, 1)  # a model without FFN keeps one silenced unit: the forward needs a width
             states = [_resized(starts[i].state_dict(), width) for i in members]
             stacked.append({name: torch.stack([s[name] for s in states]).requires_grad_(d_ff > 0 or ".ffn." not in name)
                             for name in states[0]})
-            template = TinyTransformer(replace(model_config, d_ff=width)).to("meta")
-            runs.append(torch.vmap(lambda weights, tokens, template=template: logits_at_query(template, weights, tokens)))
             place.update({i: (g, j) for j, i in enumerate(members)})
         optimiser = torch.optim.AdamW([p for params in stacked for p in params.values() if p.requires_grad],
                                       lr=train_config.learning_rate, weight_decay=train_config.weight_decay,
@@ -756,10 +790,10 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
         for step in range(1, train_config.steps + 1):
             batches = [s.batch() for s in streams]
             total, step_losses = 0.0, [0.0] * len(replicas)
-            for members, params, run in zip(groups.values(), stacked, runs):
+            for members, params in zip(groups.values(), stacked):
                 tokens = torch.from_numpy(np.stack([batches[i].tokens for i in members]))
                 answers = torch.from_numpy(np.stack([batches[i].answers for i in members]))
-                logits = run(params, tokens)  # (replicas of this width, batch, vocab)
+                logits = _stacked_logits(params, tokens, model_config)  # (replicas of this width, batch, vocab)
                 losses = nn.functional.cross_entropy(logits.transpose(1, 2), answers, reduction="none").mean(dim=1)
                 total = total + losses.sum()  # each replica's gradient is that of its own mean loss
                 for i, value in zip(members, losses.detach().tolist()):

@@ -45,7 +45,7 @@ from ._checks import (
 from .block import _influence_panels, influence_matrix
 from .controls import chance_recall  # noqa: F401  (the floor every recall here is compared with)
 from .facts import FactWorld, Prompts, check_facts, check_world, fact_prompts, make_world
-from .plotting import PALETTE, BookFigure, new_figure, styled
+from .plotting import FFN_COLOUR, OTHER_COLOURS, PALETTE, BookFigure, new_figure, styled
 from .position_independence import ffn_layer, reshape_max_diff
 from .tiny_transformer import (
     Knock,
@@ -1153,6 +1153,10 @@ def capacity_table(rows: list[dict]) -> dict:
     return table
 
 
+# The model without FFN in a figure, grey: it is neither the FFN (orange) nor attention alone (blue).
+NO_FFN_COLOUR = OTHER_COLOURS[3]
+
+
 @styled
 def capacity_figure(rows: list[dict], chance: float, d_model: int) -> BookFigure:
     """Top: recall against the FFN width (0: no FFN), one line per world size; bottom: the loss curves."""
@@ -1174,10 +1178,15 @@ def capacity_figure(rows: list[dict], chance: float, d_model: int) -> BookFigure
         mean = [100 * table[(w, n_facts)]["mean"] for w in widths]
         low = [100 * table[(w, n_facts)]["low"] for w in widths]
         high = [100 * table[(w, n_facts)]["high"] for w in widths]
-        colour = PALETTE[1] if len(sizes) == 1 else greys[i % len(greys)]
-        recall_ax.errorbar(x, mean, yerr=[np.subtract(mean, low), np.subtract(high, mean)], color=colour,
+        colour = FFN_COLOUR if len(sizes) == 1 else greys[i % len(greys)]
+        error = np.array([np.subtract(mean, low), np.subtract(high, mean)])
+        with_ffn = [j for j, w in enumerate(widths) if w > 0]  # the model without FFN is not drawn as an FFN
+        recall_ax.errorbar(x[with_ffn], np.take(mean, with_ffn), yerr=error[:, with_ffn], color=colour,
                            marker=markers[i % len(markers)], capsize=4,
                            label=f"{n_facts} facts" if len(sizes) > 1 else None)
+        if widths[0] == 0:
+            recall_ax.errorbar(x[:1], mean[:1], yerr=error[:, :1], color=NO_FFN_COLOUR if len(sizes) == 1 else colour,
+                               marker=markers[i % len(markers)], capsize=4, linestyle="none")
         described.append(f"{n_facts} facts: " + ", ".join(
             f"d_ff {w}: {m:.0f}% ({lo:.0f} to {hi:.0f})" for w, m, lo, hi in zip(widths, mean, low, high)))
     recall_ax.axhline(100 * chance, color="#222222", linestyle="--", linewidth=1.0, label="chance")
@@ -1188,7 +1197,7 @@ def capacity_figure(rows: list[dict], chance: float, d_model: int) -> BookFigure
     recall_ax.set_title(f"Recall of {' / '.join(map(str, sizes))} facts (mean; bars: range over seeds)",
                         fontsize=11)
     recall_ax.legend(loc="upper left", fontsize=9)
-    shades = [PALETTE[0]] + [PALETTE[1]] * (len(widths) - 1)
+    shades = [NO_FFN_COLOUR if w == 0 else FFN_COLOUR for w in widths]
     alphas = [1.0] + list(np.linspace(0.45, 1.0, len(widths) - 1))
     for w, colour, alpha in zip(widths, shades, alphas):
         runs = [r for r in rows if r["d_ff"] == w and r["n_facts"] == sizes[-1]]
@@ -1206,6 +1215,6 @@ def capacity_figure(rows: list[dict], chance: float, d_model: int) -> BookFigure
     return BookFigure(fig, (
         f"Top: recall at the end of training against the FFN width, 0 meaning no FFN, mean over seeds with the "
         f"range as bars, chance dashed at {100 * chance:.1f}%. " + "; ".join(described) + ". Bottom: the mean "
-        "training loss of each width against the step, on a logarithmic scale: the model without FFN in blue, "
+        "training loss of each width against the step, on a logarithmic scale: the model without FFN in grey, "
         "the FFN widths in orange."))
 

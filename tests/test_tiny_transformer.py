@@ -290,6 +290,25 @@ def _replicas_for_test():
     return replicas + [replicas[0]._replace(d_ff=0), replicas[1]._replace(d_ff=8, seed=5)]
 
 
+@pytest.mark.parametrize("n_blocks", [1, 2, 3])
+def test_stacked_logits_equal_each_models_own_forward(n_blocks):
+    """Stated tolerance: 1e-12 in float64 (the same products, summed in another order at most)."""
+    config = tt.ModelConfig(vocab_size=13, seq_len=5, d_model=8, n_heads=2, d_ff=16, n_blocks=n_blocks)
+    models = []
+    for seed in range(3):
+        torch.manual_seed(seed)
+        models.append(tt.TinyTransformer(config).double())
+    weights = {name: torch.stack([m.state_dict()[name] for m in models]) for name in models[0].state_dict()}
+    tokens = torch.randint(0, 13, (3, 7, 5), generator=torch.Generator().manual_seed(0))
+    got = tt._stacked_logits(weights, tokens, config)
+    assert got.shape == (3, 7, 13)
+    with torch.no_grad():
+        for r, model in enumerate(models):
+            want = model.trace(tokens[r]).logits[:, -1, :]  # every position computed, read at →
+            assert torch.allclose(got[r], want, rtol=0, atol=1e-12)
+            assert not torch.allclose(got[r], got[(r + 1) % 3], atol=1e-3)  # each model reads its own weights
+
+
 def test_batched_replicas_train_like_the_same_models_one_by_one():
     """Stated tolerance: after 30 steps every weight agrees to 1e-4 with its one-by-one twin.
 
