@@ -15,10 +15,6 @@ from __future__ import annotations
 import pytest
 from sitecheck import soup_of
 
-# The browser tests' Chromium and local server: skipped with them, saying why, where
-# Chromium or Playwright is missing.
-from test_browser import browser, server  # noqa: F401  (pytest fixtures)
-
 pytestmark = pytest.mark.build
 
 WIDTHS = (390, 1366)
@@ -134,6 +130,36 @@ def test_a_wide_equation_scrolls_with_the_keyboard(browser, server, site):
         "b => !b.hasAttribute('tabindex') && !b.hasAttribute('aria-label')", arg=box.element_handle(), timeout=5000
     )
     context.close()
+
+
+def test_formulas_are_measured_again_when_the_math_font_arrives_late(browser, server):
+    # readertools.js measures the formulas before the first frame; the math font (which
+    # changes their widths) is preloaded and usually there by then. When it is not, its
+    # arrival makes the boxes be measured again, so the tab stops match what scrolls.
+    import time
+
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+
+    def late(route):
+        time.sleep(1.5)
+        route.continue_()
+
+    page.route("**/_static/fonts/ffnbook-math.woff2*", late)
+    page.goto(server + "transformer-block.html")
+    page.wait_for_load_state("load")
+    page.wait_for_function("document.fonts.check('1em \"FFN Book Math\"')", timeout=10_000)
+    page.wait_for_timeout(200)  # the frame after the font's arrival
+    boxes = page.evaluate(MEASURE, "article div.math, article span.math")
+    context.close()
+    assert len(boxes) > 10
+    wrong = [f"{box['text']!r}: {p}" for box in boxes for p in reachability_problems(box)]
+    wrong += [
+        f"{box['text']!r}: fits its box but is a tab stop"
+        for box in boxes
+        if box["scrollWidth"] <= box["clientWidth"] + 1 and box["tabindex"] is not None
+    ]
+    assert not wrong, "\n".join(wrong)
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
