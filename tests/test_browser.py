@@ -202,3 +202,25 @@ def test_every_definition_stays_in_view_on_a_phone(server, browser):
             assert terms.count() > 5 and not outside, outside
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_page_takes_the_readers_theme_before_the_themes_script_runs(server, browser, scheme):
+    # The page's first script (docs/_templates/layout.html, block css) resolves the
+    # system's light/dark preference itself, so the browser styles the page once, in the
+    # right theme, instead of restyling it when the theme's script runs. Shown here with
+    # the theme's script not loaded at all.
+    context = browser.new_context(color_scheme=scheme)
+    page = context.new_page()
+    page.route("**/_static/scripts/pydata-sphinx-theme.js*", lambda route: route.abort())
+    page.goto(server + PAGE)
+    assert page.evaluate("[document.documentElement.dataset.mode, document.documentElement.dataset.theme]") == [
+        "auto",
+        scheme,
+    ]
+    # A reader's own choice, which the theme's switch stores, still wins.
+    other = "dark" if scheme == "light" else "light"
+    page.evaluate(f"localStorage.setItem('mode', '{other}'); localStorage.removeItem('theme')")
+    page.reload()
+    assert page.evaluate("document.documentElement.dataset.theme") == other
+    context.close()

@@ -133,6 +133,36 @@ def test_a_wide_equation_scrolls_with_the_keyboard(browser, server, site):
     context.close()
 
 
+def test_formulas_are_measured_again_when_the_math_font_arrives_late(browser, server):
+    # readertools.js measures the formulas before the first frame; the math font (which
+    # changes their widths) is preloaded and usually there by then. When it is not, its
+    # arrival makes the boxes be measured again, so the tab stops match what scrolls.
+    import time
+
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+
+    def late(route):
+        time.sleep(1.5)
+        route.continue_()
+
+    page.route("**/_static/fonts/ffnbook-math.woff2*", late)
+    page.goto(server + "transformer-block.html")
+    page.wait_for_load_state("load")
+    page.wait_for_function("document.fonts.check('1em \"FFN Book Math\"')", timeout=10_000)
+    page.wait_for_timeout(200)  # the frame after the font's arrival
+    boxes = page.evaluate(MEASURE, "article div.math, article span.math")
+    context.close()
+    assert len(boxes) > 10
+    wrong = [f"{box['text']!r}: {p}" for box in boxes for p in reachability_problems(box)]
+    wrong += [
+        f"{box['text']!r}: fits its box but is a tab stop"
+        for box in boxes
+        if box["scrollWidth"] <= box["clientWidth"] + 1 and box["tabindex"] is not None
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_a_numbered_equation_keeps_its_number_at_the_right(browser, server, scheme):
     """No page numbers an equation yet; give two the number markup bookext/mathml.py writes."""

@@ -266,3 +266,27 @@ def test_the_theme_ships_what_postprocess_reads(module):
     assert (static / "scripts" / "fontawesome.js").is_file()
     assert (static / "styles" / "pydata-sphinx-theme.css").is_file()
     __import__(module)
+
+
+def test_the_books_layout_repeats_pydata_themes_css_block_but_for_the_theme_line():
+    """docs/_templates/layout.html replaces pydata-sphinx-theme's block ``css`` to change
+    one statement of its first script (how ``data-theme`` is set); the rest of the block
+    must stay the theme's, so a theme release that changes the block fails here."""
+    import re
+    from pathlib import Path
+
+    import pydata_sphinx_theme
+
+    def css_block(path: Path) -> str:
+        text = path.read_text(encoding="utf-8")
+        return re.search(r"\{%-? block css %\}(.*?)\{%-? endblock css %\}", text, flags=re.S).group(1)
+
+    def without_theme_line(block: str) -> str:
+        block = re.sub(r"\{#.*?#\}|<!--.*?-->", "", block, flags=re.S)
+        block = re.sub(r"document\.documentElement\.dataset\.theme = [^;]*;", "", block)
+        return " ".join(block.replace("{{-", "{{").split())
+
+    theme = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "layout.html"
+    book = Path(__file__).resolve().parents[1] / "docs" / "_templates" / "layout.html"
+    assert "dataset.theme" in css_block(theme)
+    assert without_theme_line(css_block(book)) == without_theme_line(css_block(theme))

@@ -211,7 +211,18 @@
       }
     };
     schedule();
-    window.addEventListener("load", schedule); // fonts change widths
+    // The math font changes the formulas' widths, if it arrives after they were measured
+    // (it is preloaded, so usually it is there before: then nothing is measured twice,
+    // which would lay the whole page out again).
+    if (document.fonts) {
+      document.fonts.addEventListener("loadingdone", function (event) {
+        if (event.fontfaces.some(function (face) { return face.family.indexOf("FFN Book Math") >= 0; })) {
+          schedule();
+        }
+      });
+    } else {
+      window.addEventListener("load", schedule);
+    }
     document.addEventListener("toggle", schedule, true); // a folded answer opened
     window.addEventListener("resize", schedule);
   }
