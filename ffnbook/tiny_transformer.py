@@ -639,75 +639,72 @@ def _replica_model(replica: Replica, model_config: ModelConfig) -> TinyTransform
     return model
 
 
-def _resized(state: dict[str, torch.Tensor], d_ff: int) -> dict[str, torch.Tensor]:
-    """A model's weights with every FFN cut or widened to ``d_ff`` units; the units added have zero weights.
+def _fused(weights: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Stacked weights with each block's query, key and value projections as one matrix, ``attention.qkv``.
 
-    Only zero units are ever cut (a model without FFN keeps one of its
-    silenced units) or added (its units back at full width). A zero unit
-    stays zero in training: its ReLU input is exactly 0, where ReLU's
-    gradient is 0, and its output weights see a zero activation.
+    The three read the same normalised input, so one product computes all
+    three; stacked ``(R, d_model, d_model)`` each, fused ``(R, 3 d_model, d_model)``.
     """
-    resized = {}
-    for name, p in state.items():
-        p = p.detach().clone()
-        if ".ffn.up." in name:
-            p = p[:d_ff] if p.shape[0] >= d_ff else torch.cat([p, p.new_zeros((d_ff - p.shape[0],) + p.shape[1:])])
-        elif name.endswith(".ffn.down.weight"):
-            p = p[:, :d_ff] if p.shape[1] >= d_ff else torch.cat([p, p.new_zeros((p.shape[0], d_ff - p.shape[1]))],
-                                                                 dim=1)
-        resized[name] = p
-    return resized
+    fused = {}
+    for name, w in weights.items():
+        if name.endswith(".attention.q.weight"):
+            block = name[: -len("q.weight")]
+            fused[block + "qkv.weight"] = torch.cat([weights[block + p + ".weight"] for p in "qkv"], dim=1)
+        elif not name.endswith((".attention.k.weight", ".attention.v.weight")):
+            fused[name] = w
+    return fused
 
 
-def _own_model(state: dict[str, torch.Tensor], replica: Replica, model_config: ModelConfig) -> TinyTransformer:
-    """A replica's model at its own width (the full width for a model without FFN), from its trained weights."""
-    width = model_config.d_ff if replica.d_ff in (None, 0) else replica.d_ff
-    model = TinyTransformer(replace(model_config, d_ff=width))
-    model.load_state_dict(_resized(state, width))
-    return model.eval()
-
-
-def _stacked_logits(weights: dict[str, torch.Tensor], tokens: torch.Tensor, config: ModelConfig) -> torch.Tensor:
+def _stacked_logits(weights: dict[str, torch.Tensor], tokens: torch.Tensor, config: ModelConfig,
+                    ffns: list | None = None) -> torch.Tensor:
     """The ``→`` logits of several models at once, ``(R, n, vocab_size)``, from weights stacked along a first axis.
 
     ``weights`` maps each name of a :class:`TinyTransformer`'s
-    ``state_dict()`` to the ``R`` models' tensors stacked, ``tokens`` is
+    ``state_dict()`` to the ``R`` models' tensors stacked, with the query,
+    key and value projections fused (:func:`_fused`); ``tokens`` is
     ``(R, n, seq_len)``: model ``r`` reads ``tokens[r]``. It computes what
     ``TinyTransformer.forward(tokens[r], query_only=True)`` computes, with one
     batched matrix product per weight matrix for all ``R`` models instead of
     one product per model, so training many small models costs few large
-    operations (tested equal to the model's own forward). ``config`` gives
-    ``n_heads``; the FFN width is read from the weights. Its inputs are not
-    checked: :func:`train_replicas` checks them once before training.
+    operations (tested equal to the model's own forward). ``ffns`` lists the
+    FFNs as ``(start, stop, weights)``: the models ``start`` to ``stop - 1``
+    share an FFN width, and ``weights`` holds their FFN tensors, stacked; a
+    model in no such range has no FFN. ``None``: every model's FFN is in
+    ``weights``. ``config`` gives ``n_heads``. Its inputs are not checked:
+    :func:`train_replicas` checks them once before training.
     """
     R, n, T = tokens.shape
     d = config.d_model
     H, d_head = config.n_heads, d // config.n_heads
+    ffns = [(0, R, weights)] if ffns is None else ffns
     vocab = weights["embed.weight"].shape[1]
     offsets = (torch.arange(R) * vocab).view(R, 1, 1)  # model r's rows of the flattened embedding tables
     x = nn.functional.embedding(tokens + offsets, weights["embed.weight"].reshape(R * vocab, d))
     x = (x + weights["position.weight"][:, None, :T, :]).reshape(R, n * T, d)
 
-    def linear(x, name, bias=False):  # x (R, m, in) @ W(R, out, in)^T (+ b)
-        w = weights[name + ".weight"].transpose(1, 2)
-        return torch.baddbmm(weights[name + ".bias"].unsqueeze(1), x, w) if bias else torch.bmm(x, w)
+    def linear(x, w, bias=None):  # x (R, m, in) @ w(R, out, in)^T (+ bias)
+        return torch.bmm(x, w.transpose(1, 2)) if bias is None else torch.baddbmm(bias.unsqueeze(1), x, w.transpose(1, 2))
 
     def heads(t, length):  # (R, n * length, d) -> (R * n, H, length, d_head)
         return t.reshape(R * n, length, H, d_head).transpose(1, 2)
 
     for i in range(config.n_blocks):
-        last = i == config.n_blocks - 1  # the last block computes the scored → position alone
-        b = f"blocks.{i}."
-        normed = layer_norm(x)
-        queries = normed.view(R, n, T, d)[:, :, -1, :] if last else normed
+        last, b = i == config.n_blocks - 1, f"blocks.{i}."
+        q, k, v = linear(layer_norm(x), weights[b + "attention.qkv.weight"]).split(d, dim=-1)
         length = 1 if last else T
-        q = heads(linear(queries, b + "attention.q"), length)
-        k, v = heads(linear(normed, b + "attention.k"), T), heads(linear(normed, b + "attention.v"), T)
-        mixed = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=not last)  # → sees every position
-        attended = linear(mixed.transpose(1, 2).reshape(R, n * length, d), b + "attention.o")
-        h = (x.view(R, n, T, d)[:, :, -1, :] if last else x) + attended
-        hidden = torch.relu(linear(layer_norm(h), b + "ffn.up", bias=True))
-        x = h + linear(hidden, b + "ffn.down", bias=True)
+        if last:  # the last block computes the scored → position alone
+            q, x = q.reshape(R, n, T, d)[:, :, -1, :], x.reshape(R, n, T, d)[:, :, -1, :]
+        mixed = nn.functional.scaled_dot_product_attention(heads(q, length), heads(k, T), heads(v, T),
+                                                           is_causal=not last)  # → sees every position
+        h = x + linear(mixed.transpose(1, 2).reshape(R, n * length, d), weights[b + "attention.o.weight"])
+        parts, done = [], 0
+        for start, stop, w in ffns:  # each width's FFN on its own models; those without pass h on
+            parts += [h[done:start]] if start > done else []
+            hidden = torch.relu(linear(layer_norm(h[start:stop]), w[b + "ffn.up.weight"], w[b + "ffn.up.bias"]))
+            parts.append(h[start:stop] + linear(hidden, w[b + "ffn.down.weight"], w[b + "ffn.down.bias"]))
+            done = stop
+        parts += [h[done:]] if done < R else []
+        x = torch.cat(parts) if len(parts) > 1 else parts[0]
     return torch.bmm(layer_norm(x), weights["unembed.weight"].transpose(1, 2))
 
 
@@ -721,13 +718,12 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
     share ``model_config`` (their worlds must have its vocabulary size) and
     every setting of ``train_config`` but the seed.
 
-    The weights of the replicas of one FFN width are stacked along a leading
-    axis and each step runs ``_stacked_logits`` (the model's forward with
-    one batched product per weight matrix) on all of them at once, one width
-    after another; AdamW then updates all the stacked weights together,
-    element by element as it would one model's. A replica without FFN runs
-    with a single FFN unit whose weights are zero and never trained, so the
-    control costs almost nothing for an FFN it does not have.
+    The weights of all replicas are stacked along a leading axis, width
+    group by width group, and each step runs ``_stacked_logits`` (the
+    model's forward with one batched product per weight matrix) on all of
+    them at once; each FFN width runs its FFNs on its own replicas, and a
+    replica without FFN has none to run. AdamW then updates all the stacked
+    weights together, element by element as it would one model's.
     The results agree with one-by-one training up to the rounding of the
     batched matrix products (tested), not bit for bit.
 
@@ -765,48 +761,59 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
     groups: dict[int, list[int]] = {}  # FFN width (0: none) -> the replicas of that width, in order
     for i, r in enumerate(replicas):
         groups.setdefault(model_config.d_ff if r.d_ff is None else r.d_ff, []).append(i)
+    order = [i for members in groups.values() for i in members]  # the stack's rows, width group by width group
 
     old_threads, old_deterministic = torch.get_num_threads(), torch.get_deterministic_debug_mode()
     torch.set_num_threads(train_config.threads)
     torch.set_deterministic_debug_mode("error")
     try:
-        stacked, place = [], {}
-        for g, (d_ff, members) in enumerate(groups.items()):
-            width = max(d_ff, 1)  # a model without FFN keeps one silenced unit: the forward needs a width
-            states = [_resized(starts[i].state_dict(), width) for i in members]
-            stacked.append({name: torch.stack([s[name] for s in states]).requires_grad_(d_ff > 0 or ".ffn." not in name)
-                            for name in states[0]})
-            place.update({i: (g, j) for j, i in enumerate(members)})
-        optimiser = torch.optim.AdamW([p for params in stacked for p in params.values() if p.requires_grad],
-                                      lr=train_config.learning_rate, weight_decay=train_config.weight_decay,
-                                      fused=True)
+        states = [starts[i].state_dict() for i in order]
+        stacked = _fused({name: torch.stack([s[name] for s in states]) for name in states[0] if ".ffn." not in name})
+        ffns, start = [], 0
+        for d_ff, members in groups.items():
+            if d_ff:
+                ffns.append((start, start + len(members), {name: torch.stack([starts[i].state_dict()[name]
+                                                                              for i in members])
+                                                           for name in states[0] if ".ffn." in name}))
+            start += len(members)
+        trainable = list(stacked.values()) + [p for _, _, w in ffns for p in w.values()]
+        for p in trainable:
+            p.requires_grad_(True)
+        optimiser = torch.optim.AdamW(trainable, lr=train_config.learning_rate,
+                                      weight_decay=train_config.weight_decay, fused=True)
+        models = [_copy_model(m) for m in starts]  # each replica's weights, copied out of the stack to evaluate
 
-        def replica_model(i):
-            g, j = place[i]
-            return _own_model({name: p[j] for name, p in stacked[g].items()}, replicas[i], model_config)
+        def unstack():
+            for row, i in enumerate(order):
+                state = {name: p[row] for name, p in stacked.items() if not name.endswith("qkv.weight")}
+                for name in (n for n in stacked if n.endswith("qkv.weight")):
+                    for part, w in zip("qkv", stacked[name][row].split(model_config.d_model)):
+                        state[name[: -len("qkv.weight")] + part + ".weight"] = w
+                own = [(first, w) for first, stop, w in ffns if first <= row < stop]
+                for first, w in own:
+                    state.update({name: p[row - first] for name, p in w.items()})
+                if not own:  # a replica without FFN: its FFN stays zero
+                    state.update({name: p for name, p in starts[i].state_dict().items() if ".ffn." in name})
+                models[i].load_state_dict(state)
 
         for i, s in enumerate(streams):
             s.record(0, initial[i])
         for step in range(1, train_config.steps + 1):
-            batches = [s.batch() for s in streams]
-            total, step_losses = 0.0, [0.0] * len(replicas)
-            for members, params in zip(groups.values(), stacked):
-                tokens = torch.from_numpy(np.stack([batches[i].tokens for i in members]))
-                answers = torch.from_numpy(np.stack([batches[i].answers for i in members]))
-                logits = _stacked_logits(params, tokens, model_config)  # (replicas of this width, batch, vocab)
-                losses = nn.functional.cross_entropy(logits.transpose(1, 2), answers, reduction="none").mean(dim=1)
-                total = total + losses.sum()  # each replica's gradient is that of its own mean loss
-                for i, value in zip(members, losses.detach().tolist()):
-                    step_losses[i] = value
+            batches = [streams[i].batch() for i in order]
+            tokens = torch.from_numpy(np.stack([b.tokens for b in batches]))
+            answers = torch.from_numpy(np.stack([b.answers for b in batches]))
+            logits = _stacked_logits(stacked, tokens, model_config, ffns)  # (replicas, batch, vocab)
+            losses = nn.functional.cross_entropy(logits.transpose(1, 2), answers, reduction="none").mean(dim=1)
             optimiser.zero_grad()
-            total.backward()
+            losses.sum().backward()  # each replica's gradient is that of its own mean loss
             optimiser.step()
-            for s, value in zip(streams, step_losses):
-                s.losses.append(value)
+            for i, value in zip(order, losses.detach().tolist()):
+                streams[i].losses.append(value)
             if streams[0].due(step):
-                for i, s in enumerate(streams):
-                    s.record(step, replica_model(i))
-        models = [replica_model(i) for i in range(len(replicas))]
+                with torch.no_grad():
+                    unstack()
+                for s, model in zip(streams, models):
+                    s.record(step, model)
     finally:
         torch.set_num_threads(old_threads)
         torch.set_deterministic_debug_mode(old_deterministic)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -300,13 +302,37 @@ def test_stacked_logits_equal_each_models_own_forward(n_blocks):
         models.append(tt.TinyTransformer(config).double())
     weights = {name: torch.stack([m.state_dict()[name] for m in models]) for name in models[0].state_dict()}
     tokens = torch.randint(0, 13, (3, 7, 5), generator=torch.Generator().manual_seed(0))
-    got = tt._stacked_logits(weights, tokens, config)
+    got = tt._stacked_logits(tt._fused(weights), tokens, config)
     assert got.shape == (3, 7, 13)
     with torch.no_grad():
         for r, model in enumerate(models):
             want = model.trace(tokens[r]).logits[:, -1, :]  # every position computed, read at →
             assert torch.allclose(got[r], want, rtol=0, atol=1e-12)
             assert not torch.allclose(got[r], got[(r + 1) % 3], atol=1e-3)  # each model reads its own weights
+
+
+def test_stacked_logits_run_each_width_s_ffn_on_its_own_models():
+    """Models of two FFN widths and one without FFN in one stack; stated tolerance 1e-12 in float64."""
+    config = tt.ModelConfig(vocab_size=13, seq_len=5, d_model=8, n_heads=2, d_ff=16, n_blocks=2)
+    models = []
+    for seed, d_ff in enumerate((16, 16, 16, 4)):
+        torch.manual_seed(seed)
+        models.append(tt.TinyTransformer(dataclasses.replace(config, d_ff=d_ff)).double())
+    tt._silence_ffns(models[2])  # the third model has no FFN: it is in no width's range below
+
+    def stacked(rows, ffn):
+        return {
+            name: torch.stack([models[r].state_dict()[name] for r in rows])
+            for name in models[0].state_dict()
+            if (".ffn." in name) == ffn
+        }
+
+    ffns = [(0, 2, stacked((0, 1), True)), (3, 4, stacked((3,), True))]
+    tokens = torch.randint(0, 13, (4, 7, 5), generator=torch.Generator().manual_seed(1))
+    got = tt._stacked_logits(tt._fused(stacked(range(4), False)), tokens, config, ffns)
+    with torch.no_grad():
+        for r, model in enumerate(models):
+            assert torch.allclose(got[r], model.trace(tokens[r]).logits[:, -1, :], rtol=0, atol=1e-12)
 
 
 def test_batched_replicas_train_like_the_same_models_one_by_one():

@@ -175,7 +175,7 @@ flops = tt.training_flops(model, train, len(replicas))
 def multiply_adds(ffn):  # one prompt's matrix products in the forward pass; the last block computes → alone
     d, f, T, V, L = model.d_model, model.d_ff if ffn else 0, model.seq_len, model.vocab_size, model.n_blocks
     early = (L - 1) * T * (4 * d * d + 2 * T * d + 2 * d * f)  # projections, scores and mixing, FFN
-    last = 2 * T * d * d + 2 * d * d + 2 * T * d + 2 * d * f  # keys and values of all, the rest at → only
+    last = 3 * T * d * d + d * d + 2 * T * d + 2 * d * f  # queries, keys and values of all (one product), the rest at →
     return early + last + V * d  # and the unembedding at →
 
 
