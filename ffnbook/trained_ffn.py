@@ -921,6 +921,14 @@ def influence_figure(world: FactWorld, prompts: Prompts, influences: dict, *, in
 
 # --- training curves, sparsity and capacity over seeds -----------------------------------------
 
+# The model without FFN in a figure, grey: it is neither the FFN (orange) nor attention alone (blue).
+NO_FFN_COLOUR = OTHER_COLOURS[3]
+
+
+# Recall of held-out facts in a figure, green: a measurement of neither sublayer.
+HELD_OUT_COLOUR = OTHER_COLOURS[0]
+
+
 def _band(ax, steps, runs, colour, label, marker="o"):
     """Mean line with the range over runs shaded: ``runs`` is a list of equal-length lists."""
     values = np.asarray(runs, dtype=np.float64)
@@ -958,12 +966,12 @@ def training_figure(runs: dict, chance: float) -> BookFigure:
 
     ``runs`` maps a label (``"with FFNs"``, ``"without FFNs"``) to a list of
     :class:`~ffnbook.tiny_transformer.TrainResult`, one per seed; the model
-    with FFNs is drawn in orange, the one without in blue. Recall of the
-    held-out facts of the first label is drawn in grey.
+    with FFNs (the first label) is drawn in orange, a model without FFNs in
+    grey. Recall of the held-out facts of the first label is drawn in green.
     """
     runs = _runs(runs)
     chance = require_number(chance, "chance", low=0, high=1, low_open=True)
-    colours = {label: PALETTE[1] if i == 0 else PALETTE[0] for i, label in enumerate(runs)}
+    colours = {label: FFN_COLOUR if i == 0 else NO_FFN_COLOUR for i, label in enumerate(runs)}
     fig = new_figure(6.2, 7.0)
     loss_ax, recall_ax = fig.subplots(2, 1, sharex=True)
     described = []
@@ -980,7 +988,7 @@ def training_figure(runs: dict, chance: float) -> BookFigure:
                          f"{100 * min(finals):.0f} to {100 * max(finals):.0f}% at the end, all of them first "
                          f"recalled at step {reached}")
         if i == 0 and results[0].history.get("held_out_recall"):
-            _band(recall_ax, steps, [[100 * v for v in r.history["held_out_recall"]] for r in results], "#777777",
+            _band(recall_ax, steps, [[100 * v for v in r.history["held_out_recall"]] for r in results], HELD_OUT_COLOUR,
                   f"{label}, held-out facts", marker="s")
     loss_ax.set_yscale("log")
     loss_ax.set_ylabel("cross-entropy loss")
@@ -1151,10 +1159,6 @@ def capacity_table(rows: list[dict]) -> dict:
                              gain_high=float(gains.max()))
         table[(d_ff, n_facts)] = entry
     return table
-
-
-# The model without FFN in a figure, grey: it is neither the FFN (orange) nor attention alone (blue).
-NO_FFN_COLOUR = OTHER_COLOURS[3]
 
 
 @styled
