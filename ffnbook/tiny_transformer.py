@@ -708,6 +708,35 @@ def _stacked_logits(weights: dict[str, torch.Tensor], tokens: torch.Tensor, conf
     return torch.bmm(layer_norm(x), weights["unembed.weight"].transpose(1, 2))
 
 
+class _AdamW:
+    """AdamW as ``torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=True)`` computes it.
+
+    It calls the update that class calls, torch's functional
+    ``torch.optim.adamw.adamw``, with the class's defaults (betas 0.9 and
+    0.999, eps 1e-8), so its steps are bit for bit the class's (tested); the
+    class would import ``torch._dynamo`` on first use, about 2 s of CPU time
+    that a page pays for nothing.
+    """
+
+    def __init__(self, params: list[torch.Tensor], lr: float, weight_decay: float):
+        self.params, self.lr, self.weight_decay = list(params), lr, weight_decay
+        self.exp_avgs = [torch.zeros_like(p, memory_format=torch.preserve_format) for p in self.params]
+        self.exp_avg_sqs = [torch.zeros_like(p, memory_format=torch.preserve_format) for p in self.params]
+        self.steps = [torch.tensor(0.0) for _ in self.params]  # each tensor's step count, as the class keeps it
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        from torch.optim.adamw import adamw
+
+        adamw(self.params, [p.grad for p in self.params], self.exp_avgs, self.exp_avg_sqs, [], self.steps, fused=True,
+              amsgrad=False, beta1=0.9, beta2=0.999, lr=self.lr, weight_decay=self.weight_decay, eps=1e-8,
+              maximize=False)
+
+
 def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfig = TrainConfig()) -> list[TrainResult]:
     """Train several models at once, as one batched model: one :class:`TrainResult` per replica.
 
@@ -779,8 +808,7 @@ def train_replicas(replicas, model_config: ModelConfig, train_config: TrainConfi
         trainable = list(stacked.values()) + [p for _, _, w in ffns for p in w.values()]
         for p in trainable:
             p.requires_grad_(True)
-        optimiser = torch.optim.AdamW(trainable, lr=train_config.learning_rate,
-                                      weight_decay=train_config.weight_decay, fused=True)
+        optimiser = _AdamW(trainable, train_config.learning_rate, train_config.weight_decay)
         models = [_copy_model(m) for m in starts]  # each replica's weights, copied out of the stack to evaluate
 
         def unstack():

@@ -335,6 +335,21 @@ def test_stacked_logits_run_each_width_s_ffn_on_its_own_models():
             assert torch.allclose(got[r], model.trace(tokens[r]).logits[:, -1, :], rtol=0, atol=1e-12)
 
 
+def test_adamw_steps_are_torch_s_adamw_steps_bit_for_bit():
+    torch.manual_seed(0)
+    params = [torch.randn(3, 4), torch.randn(5)]
+    ours = [p.clone().requires_grad_(True) for p in params]
+    theirs = [p.clone().requires_grad_(True) for p in params]
+    optimisers = (tt._AdamW(ours, 5e-3, 0.01), torch.optim.AdamW(theirs, lr=5e-3, weight_decay=0.01, fused=True))
+    for step in range(5):
+        for optimiser, ps in zip(optimisers, (ours, theirs)):
+            optimiser.zero_grad()
+            sum(((p - step) ** 2).sum() for p in ps).backward()
+            optimiser.step()
+    for a, b, p in zip(ours, theirs, params):
+        assert torch.equal(a, b) and not torch.equal(a, p)
+
+
 def test_batched_replicas_train_like_the_same_models_one_by_one():
     """Stated tolerance: after 30 steps every weight agrees to 1e-4 with its one-by-one twin.
 
