@@ -267,7 +267,7 @@ class TinyTransformer(nn.Module):
         return self.unembed(layer_norm(x))
 
     def trace(self, tokens, *, ffn_ablation: dict | None = None,
-              attention_ablation: dict | None = None) -> Trace:
+              attention_ablation: dict | None = None, last_only: bool = False) -> Trace:
         """Run the model and keep every sublayer's input and output; optionally knock sublayers out.
 
         ``ffn_ablation`` and ``attention_ablation`` map a block index to
@@ -278,8 +278,13 @@ class TinyTransformer(nn.Module):
         ``(n, seq_len, d_model)`` for one vector per prompt and position (an
         output recorded on other prompts, for activation patching). A
         :class:`Knock` replaces the output only where its mask is true.
+
+        ``last_only=True`` computes the last block at the last position
+        alone (as :meth:`forward` with ``query_only``): its records and the
+        logits then hold that one position, all that the ``→`` answer needs.
         """
         tokens = self._check_tokens(tokens)
+        last_only = require_bool(last_only, "last_only")
         for name, table in (("ffn_ablation", ffn_ablation), ("attention_ablation", attention_ablation)):
             if table is not None and not isinstance(table, dict):
                 raise TypeError(f"{name} must be a dict {{block index: 'zero', a tensor or a Knock}} or None, "
@@ -303,9 +308,14 @@ class TinyTransformer(nn.Module):
                                      f"({seq_len},) or ({n}, {seq_len}), got {getattr(knock.where, 'shape', knock.where)!r}")
                 table[index] = knock
 
-        def knock_out(out, knock):
-            new = torch.zeros_like(out) if isinstance(knock.value, str) else knock.value.expand_as(out)
-            return new if knock.where is None else torch.where(knock.where.unsqueeze(-1), new, out)
+        def knock_out(out, knock, last):  # last: out holds the last position alone
+            value, where = knock.value, knock.where
+            if last and not isinstance(value, str) and value.dim() > 1:
+                value = value[..., -1:, :]
+            if last and where is not None:
+                where = where[..., -1:]
+            new = torch.zeros_like(out) if isinstance(value, str) else value.expand_as(out)
+            return new if where is None else torch.where(where.unsqueeze(-1), new, out)
 
         positions = torch.arange(tokens.shape[1])
         x = self.embed(tokens) + self.position(positions)
@@ -313,16 +323,16 @@ class TinyTransformer(nn.Module):
                                       "attention_outputs", "attention_weights")}
 
         for i, block in enumerate(self.blocks):
-            x_in = x
-            attn_out, weights = block.attention(layer_norm(x), return_weights=True)
+            x_in, last = x, last_only and i == len(self.blocks) - 1
+            attn_out, weights = block.attention(layer_norm(x), return_weights=True, last_only=last)
             if i in knocks["attention"]:
-                attn_out = knock_out(attn_out, knocks["attention"][i])
-            h = x + attn_out
+                attn_out = knock_out(attn_out, knocks["attention"][i], last)
+            h = (x[:, -1:, :] if last else x) + attn_out
             ffn_in = layer_norm(h)
             hidden = block.ffn.activation(block.ffn.up(ffn_in))
             ffn_out = block.ffn.down(hidden)
             if i in knocks["ffn"]:
-                ffn_out = knock_out(ffn_out, knocks["ffn"][i])
+                ffn_out = knock_out(ffn_out, knocks["ffn"][i], last)
             x = h + ffn_out
             for key, value in zip(record, (x_in, ffn_in, hidden, ffn_out, attn_out, weights)):
                 record[key].append(value)
@@ -446,7 +456,7 @@ def check_prompts(prompts, model: TinyTransformer | None = None) -> Prompts:
 def answer_logits(model: TinyTransformer, prompts: Prompts, **ablations) -> torch.Tensor:
     """Logits at the ``→`` position of every prompt, ``(n, vocab_size)``; ablations as in :meth:`~TinyTransformer.trace`."""
     check_prompts(prompts, check_transformer(model))
-    return model.trace(prompts.tokens, **ablations).logits[:, -1, :]
+    return model.trace(prompts.tokens, last_only=True, **ablations).logits[:, -1, :]
 
 
 def guessed_objects(logits: torch.Tensor, world: FactWorld) -> np.ndarray:

@@ -292,6 +292,33 @@ def _replicas_for_test():
     return replicas + [replicas[0]._replace(d_ff=0), replicas[1]._replace(d_ff=8, seed=5)]
 
 
+@pytest.mark.parametrize("n_blocks", [1, 2])
+def test_a_trace_of_the_last_position_alone_gives_the_full_trace_s_answer_logits(n_blocks):
+    """With and without knocks (zero, per-position means, patched outputs, masks); tolerance 1e-12 in float64."""
+    config = tt.ModelConfig(vocab_size=13, seq_len=5, d_model=8, n_heads=2, d_ff=16, n_blocks=n_blocks)
+    torch.manual_seed(0)
+    model = tt.TinyTransformer(config).double()
+    tokens = torch.randint(0, 13, (7, 5), generator=torch.Generator().manual_seed(2))
+    mask = torch.rand(7, 5, generator=torch.Generator().manual_seed(3)) > 0.5
+    last = n_blocks - 1
+    knocks = [
+        {},
+        {"ffn_ablation": {last: "zero"}},
+        {"ffn_ablation": {last: tt.Knock(torch.randn(5, 8, dtype=torch.float64), mask)}},
+        {"attention_ablation": {last: tt.Knock(torch.randn(7, 5, 8, dtype=torch.float64), mask[0])}},
+        {
+            "attention_ablation": {0: torch.randn(8, dtype=torch.float64)},
+            "ffn_ablation": {last: tt.Knock("zero", mask)},
+        },
+    ]
+    with torch.no_grad():
+        for knock in knocks:
+            full = model.trace(tokens, **knock).logits[:, -1, :]
+            alone = model.trace(tokens, last_only=True, **knock)
+            assert alone.logits.shape == (7, 1, 13)
+            assert torch.allclose(alone.logits[:, -1, :], full, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("n_blocks", [1, 2, 3])
 def test_stacked_logits_equal_each_models_own_forward(n_blocks):
     """Stated tolerance: 1e-12 in float64 (the same products, summed in another order at most)."""
