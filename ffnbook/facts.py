@@ -207,20 +207,26 @@ def make_prompts(world: FactWorld, facts, seq_len: int, rng: np.random.Generator
 
 
 def _draw_prompts(world: FactWorld, facts: np.ndarray, seq_len: int, rng: np.random.Generator) -> Prompts:
-    """:func:`make_prompts` on arguments already checked (a training step draws a batch this way)."""
+    """:func:`make_prompts` on arguments already checked (a training step draws a batch this way).
+
+    Token ids are computed as the token methods of :class:`FactWorld` compute
+    them, without their checks: every id drawn or read here is in range.
+    """
     n = facts.shape[0]
     slots = seq_len - 1
-    tokens = world.filler_token(rng.integers(0, world.n_filler, size=(n, seq_len))).astype(np.int64)
+    subject_0 = 1 + world.n_filler  # the first subject's token; relations and objects follow
+    relation_0 = subject_0 + world.n_subjects
+    tokens = 1 + rng.integers(0, world.n_filler, size=(n, seq_len)).astype(np.int64)
     # Two distinct slots per row, the earlier for the subject: sort a random pair.
     first = rng.integers(0, slots, size=n)
     second = (first + rng.integers(1, slots, size=n)) % slots
     subject_position = np.minimum(first, second)
     relation_position = np.maximum(first, second)
     rows = np.arange(n)
-    tokens[rows, subject_position] = world.subject_token(facts[:, 0])
-    tokens[rows, relation_position] = world.relation_token(facts[:, 1])
+    tokens[rows, subject_position] = subject_0 + facts[:, 0]
+    tokens[rows, relation_position] = relation_0 + facts[:, 1]
     tokens[:, -1] = 0
-    answers = world.object_token(world.answers(facts)).astype(np.int64)
+    answers = (relation_0 + world.n_relations + world.objects[facts[:, 0], facts[:, 1]]).astype(np.int64)
     return Prompts(tokens, answers, facts, subject_position, relation_position)
 
 
