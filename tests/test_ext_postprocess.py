@@ -12,6 +12,7 @@ import pytest
 from bookext import postprocess
 from bookext.postprocess import (
     ThemeMarkupChanged,
+    admonition_icons_as_masks,
     edit_page,
     fontawesome_icons,
     page_edits,
@@ -121,3 +122,37 @@ def test_a_theme_without_the_icon_script_or_fonts_fails_the_build(tmp_path):
         fontawesome_icons(tmp_path / "fontawesome.js")
     with pytest.raises(ThemeMarkupChanged, match="found 0 fonts"):
         subset_icon_fonts(tmp_path, '--pst-icon-bell:"\\f0f3"')
+
+
+def test_each_admonition_icon_becomes_a_mask_of_the_same_icon():
+    icons = {("fas", "U+f0eb"): (384, 512, "M1 2z"), ("fas", "U+f0f3"): (448, 512, "M3 4z")}
+    css = (
+        '--pst-icon-lightbulb:"\uf0eb";--pst-icon-bell:"\\f0f3";'
+        "--pst-icon-admonition-default:var(--pst-icon-bell);--pst-icon-admonition-tip:var(--pst-icon-lightbulb);"
+        ".admonition>.admonition-title:after{color:red;content:var(--pst-icon-admonition-default);font:x}"
+        ".admonition.tip>.admonition-title:after{content:var(--pst-icon-admonition-tip)}"
+    )
+    masks = admonition_icons_as_masks(css, icons)
+    assert ".admonition.tip>.admonition-title:after{mask-image:var(--ffn-icon-lightbulb)}" in masks
+    assert ".admonition>.admonition-title:after{mask-image:var(--ffn-icon-bell)}" in masks
+    assert "viewBox='0 0 384 512'%3E%3Cpath d='M1 2z'/%3E" in masks
+    assert 'content:"";font:inherit' in masks
+
+
+def test_an_admonition_icon_without_its_drawing_fails_the_build():
+    css = (
+        '--pst-icon-bell:"\uf0f3";--pst-icon-admonition-default:var(--pst-icon-bell);'
+        ".admonition>.admonition-title:after{content:var(--pst-icon-admonition-default)}"
+    )
+    with pytest.raises(ThemeMarkupChanged, match="no solid icon found"):
+        admonition_icons_as_masks(css, {})
+    with pytest.raises(ThemeMarkupChanged, match="expected the default and several kinds"):
+        admonition_icons_as_masks(".x{color:red}", {})
+
+
+def test_the_installed_theme_has_an_icon_for_every_admonition():
+    css = (THEME_STATIC / "styles" / "pydata-sphinx-theme.css").read_text(encoding="utf-8")
+    icons = fontawesome_icons(THEME_STATIC / "scripts" / "fontawesome.js")
+    masks = admonition_icons_as_masks(css, icons)
+    for kind in ("note", "tip", "warning", "error", "hint", "important", "seealso"):
+        assert f".admonition.{kind}>.admonition-title:after" in masks, kind

@@ -197,3 +197,28 @@ def test_make_live_pages_allow_sphinx_autobuilds_reload_script():
     (script,) = live_reload_script(app)
     assert f"<script>{script}</script>" in web_socket_script("127.0.0.1:8000")
     assert live_reload_script(SimpleNamespace(config=SimpleNamespace(ffnbook_live_reload_host=""))) == ()
+
+
+def test_a_page_has_three_stylesheets_basic_the_themes_and_one_bundle_of_the_rest(page, quiet_tiny_book):
+    """Each stylesheet is a request the first paint waits for: basic.css is linked in the
+    place of the theme's theme.css (which only @imports it), and the other stylesheets
+    (Pygments, the book theme, myst-nb, the book's) come as one bundle, in their order."""
+    static = quiet_tiny_book.outdir / "_static"
+    for name in PAGES:
+        links = [link["href"].split("?")[0] for link in page(name).find_all("link", rel="stylesheet")]
+        assert links[:2] == ["_static/basic.css", "_static/styles/pydata-sphinx-theme.css"], name
+        assert len(links) == 3 and links[2].startswith("_static/styles-"), name
+    bundle = (quiet_tiny_book.outdir / links[2]).read_text()
+    parts = ["pygments.css", "styles/sphinx-book-theme.css", "ffnbook.css"]
+    starts = [bundle.index(f"/* _static/{part} */") for part in parts]
+    assert starts == sorted(starts)
+    own = (static / "ffnbook.css").read_text().strip()
+    assert own in bundle and "sourceMappingURL" not in bundle
+
+
+def test_admonition_icons_need_no_icon_font(page, quiet_tiny_book):
+    css = (quiet_tiny_book.outdir / "_static" / "styles" / "pydata-sphinx-theme.css").read_text()
+    appended = css[css.index("admonition icons as SVG masks") :]
+    assert ".admonition.tip>.admonition-title:after" in appended
+    assert "mask-image:var(--ffn-icon-lightbulb)" in appended
+    assert '--ffn-icon-lightbulb:url("data:image/svg+xml,' in appended

@@ -194,11 +194,17 @@ def test_a_numbered_equation_keeps_its_number_at_the_right(browser, server, sche
 # The book's math rules removed from the page (what the theme alone does): the text, code,
 # figures and headings around the formulas keep their left edge and width. (They may move
 # down: spacing display equations from the text around them is one of those rules.)
-DROP_BOOK_MATH_RULES = """() => {
-  const sheet = [...document.styleSheets].find(s => (s.href || '').includes('ffnbook.css'));
+# The page loads ffnbook.css inside one bundle of stylesheets (bookext.staticsite): the
+# rules to drop are those of the bundle that ffnbook.css itself holds.
+DROP_BOOK_MATH_RULES = """async () => {
+  const own = new CSSStyleSheet();
+  own.replaceSync(await (await fetch('_static/ffnbook.css')).text());
+  const math = new Set([...own.cssRules].map(r => r.cssText)
+    .filter((text, i) => /\\.math\\b|\\.eqno\\b/.test(own.cssRules[i].selectorText || '')));
+  const sheet = [...document.styleSheets].find(s => /_static\\/styles-[0-9a-f]+\\.css/.test(s.href || ''));
   const rules = [...sheet.cssRules];
   for (let i = rules.length - 1; i >= 0; i--) {
-    if (/\\.math\\b|\\.eqno\\b/.test(rules[i].selectorText || '')) sheet.deleteRule(i);
+    if (math.has(rules[i].cssText)) sheet.deleteRule(i);
   }
   return rules.length - sheet.cssRules.length;
 }"""

@@ -290,3 +290,19 @@ def test_the_books_layout_repeats_pydata_themes_css_block_but_for_the_theme_line
     book = Path(__file__).resolve().parents[1] / "docs" / "_templates" / "layout.html"
     assert "dataset.theme" in css_block(theme)
     assert without_theme_line(css_block(book)) == without_theme_line(css_block(theme))
+
+
+def test_the_themes_theme_css_only_imports_sphinxs_basic_css():
+    """docs/_templates/static/webpack-macros.html links basic.css in place of the
+    theme's styles/theme.css, which must therefore hold nothing else; and the theme's
+    macro must still link theme.css, or the replacement silently does nothing."""
+    import re
+    from pathlib import Path
+
+    import pydata_sphinx_theme
+
+    theme = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme"
+    css = (theme / "static" / "styles" / "theme.css").read_text(encoding="utf-8")
+    assert re.sub(r"/\*.*?\*/", "", css, flags=re.S).split() == ["@import", '"../basic.css";']
+    macros = (theme / "static" / "webpack-macros.html").read_text(encoding="utf-8")
+    assert "pathto('_static/styles/theme.css', 1) }}?digest=" in macros

@@ -16,8 +16,9 @@ options. What is left has no hook:
   carries about 2,000 glyph rules (``.fa-NAME{--fa:"..."}``), one per icon, and
   three Font Awesome web fonts hold every glyph; the theme has no option to
   choose icons. Rules of icons no page uses are dropped and the fonts are subset
-  to the glyphs the stylesheet still names (the admonition icons, drawn with
-  ``content:``).
+  to the glyphs the stylesheet still names (drawn with ``content:``). The admonition
+  icons, which every chapter page shows at its top, are drawn as SVG masks instead
+  (path data from fontawesome.js), so a page's first paint waits for no icon font.
 * **The content security policy's script hashes** (:func:`bookext.publishing.with_script_hashes`):
   the policy names each inline script and handler of the finished page by hash, and only
   the finished page has them all (the theme's templates write several).
@@ -86,7 +87,8 @@ SVG_ICON = re.compile(r'<svg class="svg-inline--fa [^"]*"[^>]* data-icon="([a-z0
 
 
 def fontawesome_icons(theme_js: Path) -> dict[tuple[str, str], tuple[int, int, str]]:
-    """(pack, name) -> (width, height, path data), read from the theme's fontawesome.js."""
+    """(pack, name) -> (width, height, path data), read from the theme's fontawesome.js;
+    each icon also under (pack, "U+f0eb"), its code point in the icon fonts."""
     if not theme_js.exists():
         raise ThemeMarkupChanged(
             f"icons: the theme no longer ships {theme_js.name} "
@@ -96,13 +98,15 @@ def fontawesome_icons(theme_js: Path) -> dict[tuple[str, str], tuple[int, int, s
     icons: dict[tuple[str, str], tuple[int, int, str]] = {}
     # Each pack is written as ``var b={name:[w,h,[aliases],"f104","M…"],…}`` and then
     # registered with ``p("fas",b)`` (or "far", "fab").
-    icon = re.compile(r'"?([a-z0-9-]+)"?:\[(\d+),(\d+),\[[^\]]*\],"[0-9a-f]+","(M[^"]+)"\]')
+    icon = re.compile(r'"?([a-z0-9-]+)"?:\[(\d+),(\d+),\[[^\]]*\],"([0-9a-f]+)","(M[^"]+)"\]')
     start = 0
     for register in re.finditer(r'p\("(fa[srb])",b\)', text):
         begin = text.rfind("var b={", start, register.start())
         if begin >= 0:
             for m in icon.finditer(text, begin, register.start()):
-                icons.setdefault((register.group(1), m.group(1)), (int(m.group(2)), int(m.group(3)), m.group(4)))
+                drawing = (int(m.group(2)), int(m.group(3)), m.group(5))
+                icons.setdefault((register.group(1), m.group(1)), drawing)
+                icons.setdefault((register.group(1), "U+" + m.group(4)), drawing)  # by code point too
         start = register.end()
     if not icons:
         raise ThemeMarkupChanged(
@@ -196,6 +200,57 @@ def trim_theme_css(css: str, used: set[str]) -> str:
     return css.replace(SOURCE_MAP, "") + SVG_ICON_CSS
 
 
+# pydata-sphinx-theme draws each admonition's icon as a glyph of Font Awesome's solid web
+# font: ``.admonition.tip>.admonition-title:after{content:var(--pst-icon-admonition-tip)}``,
+# ``--pst-icon-admonition-tip:var(--pst-icon-lightbulb)``, ``--pst-icon-lightbulb:"\uf0eb"``.
+# A glyph font needed for the first paint is one more request, of the highest priority,
+# that starts only after the stylesheet has loaded and the page has been laid out: it
+# delays the first paint on a slow connection (Lighthouse counts it in the first
+# contentful paint). The same icon as a mask of the title's colour needs no request.
+ADMONITION_MASKS_MARK = f"{TRIMMED_MARK}: admonition icons as SVG masks, not glyphs of an icon font."
+ADMONITION_ICON_RULE = re.compile(r"([^{}]*:after)\{[^{}]*content:var\(--pst-icon-admonition-([a-z]+)\)[^{}]*\}")
+ADMONITION_ICON = re.compile(r"--pst-icon-admonition-([a-z]+):var\(--pst-icon-([a-z-]+)\)")
+ICON_GLYPH = re.compile(r'--pst-icon-([a-z-]+):"(\\[0-9a-fA-F]{4}|[\ue000-\uf8ff])"')
+
+
+def admonition_icons_as_masks(css: str, icons: dict) -> str:
+    """Rules, appended to the theme's stylesheet, that draw each admonition icon the
+    stylesheet names as an SVG mask (the path from fontawesome.js) instead of a glyph
+    of the solid icon font, so that no page needs that font to show an admonition."""
+    glyphs = {}
+    for name, glyph in ICON_GLYPH.findall(css):
+        code = int(glyph[1:], 16) if glyph.startswith("\\") else ord(glyph)
+        glyphs[name] = f"U+{code:x}"
+    kinds = dict(ADMONITION_ICON.findall(css))
+    masks, rules = {}, []
+    for selectors, kind in ADMONITION_ICON_RULE.findall(css):
+        icon = kinds.get(kind, "")
+        drawing = icons.get(("fas", glyphs.get(icon, "")))
+        if drawing is None:
+            raise ThemeMarkupChanged(
+                f"admonition icons: no solid icon found for --pst-icon-admonition-{kind} "
+                "(update ADMONITION_ICON / ICON_GLYPH)"
+            )
+        width, height, path = drawing
+        svg = f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}'><path d='{path}'/></svg>"
+        masks[icon] = f'--ffn-icon-{icon}:url("data:image/svg+xml,{svg.replace("<", "%3C").replace(">", "%3E")}")'
+        rules.append(f"{selectors.strip()}{{mask-image:var(--ffn-icon-{icon})}}")
+    if len(rules) < 2 or "default" not in kinds:
+        raise ThemeMarkupChanged(
+            f"admonition icons: found {len(rules)} admonition icon rules and kinds {sorted(kinds)} "
+            "in the theme's stylesheet; expected the default and several kinds (update ADMONITION_ICON_RULE)"
+        )
+    # Each icon once, as a custom property of the root, so that kinds sharing one share it.
+    shape = (
+        ":root{" + ";".join(masks.values()) + "}\n"
+        ".admonition>.admonition-title:after,div.admonition>.admonition-title:after{"
+        # One line of the title high, the icon 1em high in its middle, as the glyph was.
+        'content:"";font:inherit;height:1lh;background-color:currentColor;'
+        "mask-position:center;mask-repeat:no-repeat;mask-size:auto 1em}"
+    )
+    return "\n".join(["", f"/* {ADMONITION_MASKS_MARK} */", shape, *rules, ""])
+
+
 def icon_codepoints(css: str) -> set[int]:
     """The private-use code points (Font Awesome glyphs) a stylesheet names, as escapes
     (``"\\f0eb"``) or as the characters themselves."""
@@ -239,7 +294,8 @@ def finish(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
-    edits = page_edits(fontawesome_icons(out / "_static" / "scripts" / "fontawesome.js"))
+    icons = fontawesome_icons(out / "_static" / "scripts" / "fontawesome.js")
+    edits = page_edits(icons)
     policy = "bookext.publishing" in app.extensions  # which writes the pages' policy
     live_reload = live_reload_script(app) if policy else ()
     used: set[str] = set()
@@ -264,8 +320,14 @@ def finish(app: Sphinx, exception) -> None:
         )
     css_file = out / "_static" / "styles" / "pydata-sphinx-theme.css"
     css = css_file.read_text(encoding="utf-8")
-    if TRIMMED_MARK not in css:  # (an incremental build may keep last build's trimmed copy)
-        css = trim_theme_css(css, used)
+    # (an incremental build may keep last build's edited copy)
+    edited = css
+    if TRIMMED_MARK not in edited:
+        edited = trim_theme_css(edited, used)
+    if ADMONITION_MASKS_MARK not in edited:
+        edited += admonition_icons_as_masks(edited, icons)
+    if edited != css:
+        css = edited
         css_file.write_text(css, encoding="utf-8")
     subset_icon_fonts(out / "_static" / "vendor" / "fontawesome" / "webfonts", css)
 
