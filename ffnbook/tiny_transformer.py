@@ -187,9 +187,10 @@ class ModelConfig:
         return self.d_ff / self.d_model
 
     def __post_init__(self):
+        # Kept as plain ints: a numpy integer would reach torch calls that take only ints.
         for name in ("vocab_size", "seq_len", "d_model", "n_heads", "d_ff"):
-            require_positive_int(getattr(self, name), name)
-        require_positive_int(self.n_blocks, "n_blocks", maximum=MAX_BLOCKS)
+            object.__setattr__(self, name, require_positive_int(getattr(self, name), name))
+        object.__setattr__(self, "n_blocks", require_positive_int(self.n_blocks, "n_blocks", maximum=MAX_BLOCKS))
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
 
