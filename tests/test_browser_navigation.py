@@ -2,10 +2,11 @@
 
 On a phone (under the theme's 992 px breakpoint) the primary toggle opens the chapter
 list and the secondary toggle the page's contents, each as a drawer (a modal
-``<dialog>`` of pydata-sphinx-theme) that a tap on the dimmed page or Escape closes;
-a link in either drawer takes the reader there. On a desktop the primary toggle hides
-and shows the sidebar (sphinx-book-theme). Checked with touch and with the keyboard
-alone, in the light and the dark theme, in Debian's Chromium driven by Playwright.
+``<dialog>`` of pydata-sphinx-theme) that its close button, a tap on the dimmed page or
+Escape closes; a link in either drawer takes the reader there. On a desktop the primary
+toggle hides and shows the sidebar (sphinx-book-theme). Checked with touch and with the
+keyboard alone, in the light and the dark theme, in Debian's Chromium driven by
+Playwright.
 
 Skipped, with the reason printed, where Chromium or Playwright is missing;
 .ci/run installs Chromium so CI runs these.
@@ -104,6 +105,25 @@ def tap_open_close_and_open(page, side: dict) -> None:
     assert not drawer_is_open(page, side["drawer"]), "a tap beside the drawer did not close it"
     page.locator(side["toggle"]).tap()
     assert_drawer_shows_links(page, side)
+    tap_the_close_button(page, side)
+    page.locator(side["toggle"]).tap()
+    assert_drawer_shows_links(page, side)
+
+
+def tap_the_close_button(page, side: dict) -> None:
+    """The open drawer shows a labelled close button at its top, inside the screen and
+    clear of the drawer's links; a tap on it closes the drawer."""
+    close = page.locator(f"{side['drawer']} > button.ffn-drawer-close")
+    assert close.count() == 1, "the drawer has no close button"
+    assert close.get_attribute("aria-label").startswith("Close")
+    drawer, box = page.locator(side["drawer"]).bounding_box(), close.bounding_box()
+    assert close.is_visible() and box["width"] >= 44 and box["height"] >= 44, box
+    assert drawer["y"] - 1 <= box["y"] and box["y"] + box["height"] <= PHONE["viewport"]["height"] / 4, (box, drawer)
+    assert box["x"] + box["width"] <= drawer["x"] + drawer["width"] + 1, (box, drawer)
+    first_link = page.locator(f"{side['drawer']} {side['link']}").first.bounding_box()
+    assert first_link["y"] >= box["y"] + box["height"], ("the close button covers a link", box, first_link)
+    close.tap()
+    assert not drawer_is_open(page, side["drawer"]), "the close button did not close the drawer"
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -157,6 +177,9 @@ def test_on_a_desktop_the_toggle_hides_and_shows_the_sidebar(server, browser, sc
     toggle.click()
     sidebar_becomes(links, "visible", "a second click on the primary toggle did not show it")
     assert page.locator("article.bd-article").bounding_box()["x"] > article["x"]  # room made
+    assert page.locator(".ffn-drawer-close").evaluate_all("bs => bs.every(b => !b.checkVisibility())"), (
+        "a drawer's close button shows on a wide screen, where there is no drawer"
+    )
     assert page.errors == []
     page.context.close()
 
@@ -197,6 +220,15 @@ def test_on_a_phone_the_drawers_work_from_the_keyboard(server, browser, side):
     # Focus is back on the toggle that opened the drawer.
     assert page.evaluate(f"document.activeElement.matches({side['toggle']!r})"), (
         "closing the drawer did not give the focus back to its toggle"
+    )
+    # The close button works from the keyboard too, and gives the focus back as well.
+    page.keyboard.press("Enter")
+    wait_until(page, "d => document.querySelector(d).open", side["drawer"], "Enter did not open the drawer again")
+    tab_to(page, f"{side['drawer']} > button.ffn-drawer-close")
+    page.keyboard.press("Enter")
+    assert not drawer_is_open(page, side["drawer"]), "Enter on the close button did not close the drawer"
+    assert page.evaluate(f"document.activeElement.matches({side['toggle']!r})"), (
+        "the close button did not give the focus back to the drawer's toggle"
     )
     page.context.close()
 

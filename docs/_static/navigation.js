@@ -1,13 +1,28 @@
 /* The sidebar toggles, finished: docs/_ext/bookext/navigation.py */
 (() => {
   const drawers = [
-    [".bd-header-article .primary-toggle", "pst-primary-sidebar-modal"],
-    [".bd-header-article .secondary-toggle", "pst-secondary-sidebar-modal"],
+    [".bd-header-article .primary-toggle", "pst-primary-sidebar-modal", "pst-primary-sidebar", "Close the chapter list"],
+    [".bd-header-article .secondary-toggle", "pst-secondary-sidebar-modal", "pst-secondary-sidebar", "Close the page contents"],
   ];
-  for (const [selector, id] of drawers) {
+  for (const [selector, id, sidebarId, closeLabel] of drawers) {
     const toggle = document.querySelector(selector);
     const drawer = document.getElementById(id);
+    const sidebar = document.getElementById(sidebarId);
     if (!toggle || !drawer) continue;
+    // A visible way out of the drawer for a reader who knows neither Escape nor a tap
+    // beside it. It lives in the sidebar, whose nodes the theme moves into the drawer when
+    // it opens (and back when it closes); ffnbook.css shows it only inside the drawer.
+    if (sidebar) {
+      const close = document.createElement("button");
+      close.type = "button";
+      close.className = "ffn-drawer-close";
+      close.setAttribute("aria-label", closeLabel);
+      close.innerHTML = '<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false">'
+        + '<path d="M3 3l10 10M13 3L3 13" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>'
+        + '<span aria-hidden="true">Close</span>';
+      close.addEventListener("click", () => drawer.open && drawer.close());
+      sidebar.prepend(close);
+    }
     let byKeyboard = false;
     let toSection = false;
     // On the document, capturing: before the themes' handlers on the toggle, one of

@@ -4,13 +4,16 @@ The drawers and the desktop sidebar are the themes' own: pydata-sphinx-theme ope
 a modal ``<dialog>`` for each toggle under 992 px and closes it on Escape or a tap
 beside it; sphinx-book-theme hides and shows the sidebar above. (That they work at
 all depends on ``navbar_persistent`` in ``conf.py``: see the comment there.) The
-script (deferred, under 1 KiB, no dependency) adds what the themes leave undone:
+script (deferred, about 1 KiB gzipped, no dependency) adds what the themes leave undone:
 
 * **Focus for keyboard readers.** sphinx-book-theme blurs a toggle on every click, to
   drop its tooltip; a keyboard reader was left with the focus on the page's body
   (a second Enter did nothing, a screen reader lost its place). After a toggle pressed
   with Enter or Space the focus stays on it, and comes back to it when its drawer
   closes.
+* **A close button in each drawer.** The themes' drawers close only on Escape or a tap
+  on the dimmed page beside them, neither of which a phone reader is told about; a
+  labelled button at the drawer's top right (sticky, 44 px) closes it too.
 * **A section link closes its drawer.** A link in the page's contents scrolled the
   page behind the still open drawer, so a tap seemed to do nothing; now the drawer
   closes and the reader sees the section.
