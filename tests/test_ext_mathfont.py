@@ -36,9 +36,36 @@ def test_the_committed_font_is_a_renamed_subset_with_a_math_table_and_its_licenc
 
 def test_the_stylesheet_names_the_font_for_math():
     css = (Path(mathfont.FONT_DIR).parent / "ffnbook.css").read_text(encoding="utf-8")
-    assert f'font-family: "{mathfont.FAMILY}"' in css
-    assert 'url("fonts/ffnbook-math.woff2")' in css
     assert f'math {{ font-family: "{mathfont.FAMILY}", math;' in css
+    assert "@font-face {" not in css  # one face per page, from bookext.mathfont
+
+
+def test_a_page_with_formulas_carries_the_font_and_any_other_names_its_file():
+    import base64
+    import re
+
+    inline, file = mathfont.font_face_css(inline=True), mathfont.font_face_css(inline=False)
+    data = re.search(r'url\("data:font/woff2;base64,([^"]+)"\) format\("woff2"\)', inline)
+    assert data and base64.b64decode(data.group(1)) == mathfont.FONT_FILE.read_bytes()
+    # The file, named from _static/, where both stylesheets (and their bundle) are.
+    assert 'url("fonts/ffnbook-math.woff2") format("woff2")' in file
+    assert Path(mathfont.FONT_DIR).parent / "fonts" / "ffnbook-math.woff2" == mathfont.FONT_FILE
+    for css in (inline, file):
+        assert f'font-family: "{mathfont.FAMILY}"' in css and "font-display: swap" in css
+
+    from sphinx.builders.html._assets import _CascadingStyleSheet as Sheet
+
+    def styles_of(body):
+        context = {"body": body, "css_files": [Sheet("_static/basic.css"), Sheet("_static/ffnbook.css")]}
+        mathfont.add_font_face(None, "page", "page.html", context, None)
+        return [str(css.filename) for css in context["css_files"]]
+
+    assert styles_of("<p><math><mi>x</mi></math></p>") == [
+        "_static/basic.css",
+        "_static/ffnbook.css",
+        mathfont.FONT_STYLESHEET,
+    ]
+    assert styles_of("<p>No formula.</p>")[-1] == mathfont.FILE_STYLESHEET
 
 
 class FakeApp:

@@ -133,10 +133,35 @@ def test_a_wide_equation_scrolls_with_the_keyboard(browser, server, site):
     context.close()
 
 
+def test_a_page_with_formulas_draws_them_in_the_math_font_from_its_first_layout(browser, server):
+    # The font comes inside the page's stylesheet (bookext.mathfont): no request of the
+    # font file, and the font is ready when the parsed page is first styled, so the
+    # formulas are never laid out a second time when it arrives.
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    fetched = []
+    page.on("request", lambda r: fetched.append(r.url) if "ffnbook-math" in r.url else None)
+    page.add_init_script(
+        """document.addEventListener('DOMContentLoaded', () => {
+             window.mathFontAtDCL = [...document.fonts].filter(f => f.family.includes('FFN Book Math'))
+                                                       .map(f => f.status); });"""
+    )
+    page.goto(server + "width.html")
+    page.wait_for_load_state("load")
+    at_dcl = page.evaluate("window.mathFontAtDCL")
+    family = page.evaluate("getComputedStyle(document.querySelector('article math')).fontFamily")
+    context.close()
+    assert fetched == [], fetched
+    assert at_dcl == ["loaded"]
+    assert family.startswith('"FFN Book Math"'), family
+
+
 def test_formulas_are_measured_again_when_the_math_font_arrives_late(browser, server):
-    # readertools.js measures the formulas before the first frame; the math font (which
-    # changes their widths) is preloaded and usually there by then. When it is not, its
-    # arrival makes the boxes be measured again, so the tab stops match what scrolls.
+    # readertools.js measures the formulas before the first frame. A page without
+    # formulas of its own fetches the font file only when a preview shows one; here a
+    # page's stylesheet names the file instead of carrying the font, and the file comes
+    # late: its arrival makes the boxes be measured again, so the tab stops match what scrolls.
+    import re
     import time
 
     context = browser.new_context(viewport={"width": 390, "height": 844})
@@ -146,6 +171,15 @@ def test_formulas_are_measured_again_when_the_math_font_arrives_late(browser, se
         time.sleep(1.5)
         route.continue_()
 
+    def font_as_a_file(route):
+        css = route.fetch().text()
+        assert "base64," in css
+        route.fulfill(
+            body=re.sub(r'url\("data:font/woff2;base64,[^"]*"\)', 'url("fonts/ffnbook-math.woff2")', css),
+            content_type="text/css",
+        )
+
+    page.route("**/_static/styles-*.css*", font_as_a_file)
     page.route("**/_static/fonts/ffnbook-math.woff2*", late)
     page.goto(server + "transformer-block.html")
     page.wait_for_load_state("load")

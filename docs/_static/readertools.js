@@ -212,8 +212,8 @@
     };
     schedule();
     // The math font changes the formulas' widths, if it arrives after they were measured
-    // (it is preloaded, so usually it is there before: then nothing is measured twice,
-    // which would lay the whole page out again).
+    // (a page with formulas carries it in its stylesheet, so it is there before: then
+    // nothing is measured twice, which would lay the whole page out again).
     if (document.fonts) {
       document.fonts.addEventListener("loadingdone", function (event) {
         if (event.fontfaces.some(function (face) { return face.family.indexOf("FFN Book Math") >= 0; })) {

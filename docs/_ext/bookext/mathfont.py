@@ -13,12 +13,20 @@ derived font, in ``docs/_static/fonts/``:
   needs nothing beyond the project's files.
 * ``ffnbook-math-LICENSE.txt`` -- the font's licence and copyright.
 
-``ffnbook.css`` names the font for ``<math>``; a browser fetches it only for a
-page that shows a formula, once the page is laid out, and shows the formulas in
-the system's math font until it arrives (``font-display: swap``); readertools.js
-measures the formulas again then. The font is not preloaded: measured with
-Lighthouse's phone preset, a preload of it, competing with the stylesheets, delayed
-the first paint (position-independence, median performance 85 -> 94 without it).
+``ffnbook.css`` names the font for ``<math>``; its ``@font-face`` comes in a
+stylesheet of its own (:func:`add_font_face`), joined to the page's others by
+``bookext.staticsite``. A page with a formula of its own carries the font inside
+it (``_static/ffnbook-math.css``, the font as a ``data:`` URL), so its first
+layout already draws the formulas in it. Fetched as a file, the font arrived
+after the first paint and every formula of the page was styled and laid out a
+second time (width.html under Lighthouse's phone preset: a task of 84 ms, 1,440
+layout objects, the largest after the first paint). Any other page names the
+file (``_static/ffnbook-math-file.css``), fetched only if a preview shows a
+formula (``font-display: swap``; readertools.js measures the formulas again when
+it arrives). Never both: a page with two faces of the family fetched the file too.
+The font is not preloaded: measured with Lighthouse's phone preset, a preload of it,
+competing with the stylesheets, delayed the first paint (position-independence,
+median performance 85 -> 94 without it).
 
 After every HTML build, :func:`check_font_covers_the_book` reads every formula of
 the built pages and fails the build, naming the characters and pages, when the
@@ -28,6 +36,7 @@ draw it in another font. ``tools/math_font.py`` then writes the font again.
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 import unicodedata
@@ -143,6 +152,50 @@ def check_font_covers_the_book(app: Sphinx, exception) -> None:
         )
 
 
+# --- the font's @font-face, in a stylesheet of its own ------------------------------------------
+
+FONT_STYLESHEET = "_static/ffnbook-math.css"  # the font inside: pages with formulas
+FILE_STYLESHEET = "_static/ffnbook-math-file.css"  # the file named: every other page
+
+
+def font_face_css(inline: bool, font: Path = FONT_FILE) -> str:
+    """The ``@font-face`` of the book's math font: with the font itself as a ``data:`` URL
+    (``inline``), or naming its file (from ``_static/``)."""
+    if inline:
+        src = "data:font/woff2;base64," + base64.b64encode(font.read_bytes()).decode("ascii")
+    else:
+        src = f"{font.parent.name}/{font.name}"
+    return (
+        "/* The book's math font (bookext.mathfont). */\n"
+        f'@font-face {{\n  font-family: "{FAMILY}";\n'
+        f'  src: url("{src}") format("woff2");\n  font-display: swap;\n}}\n'
+    )
+
+
+def write_font_stylesheets(app: Sphinx, builder) -> None:
+    """Write both stylesheets before the pages, which bundle them."""
+    if builder.format != "html":
+        return
+    for name, inline in ((FONT_STYLESHEET, True), (FILE_STYLESHEET, False)):
+        target = Path(app.outdir) / name
+        content = font_face_css(inline)
+        if not target.exists() or target.read_text(encoding="utf-8") != content:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+
+
+def add_font_face(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """The page's stylesheets end with the font's face: the font itself where the page's
+    body has a formula, the file's name elsewhere."""
+    styles = context.get("css_files")
+    if not styles:
+        return
+    name = FONT_STYLESHEET if "<math" in context.get("body", "") else FILE_STYLESHEET
+    styles.append(type(styles[0])(name, priority=styles[-1].priority))
+
+
 def setup(app: Sphinx) -> dict:
+    app.connect("write-started", write_font_stylesheets)
+    app.connect("html-page-context", add_font_face)
     app.connect("build-finished", check_font_covers_the_book)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
