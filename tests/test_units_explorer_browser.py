@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import urlparse
 
 import pytest
@@ -49,7 +50,8 @@ def open_page(browser, server, viewport: dict, scheme: str = "light", touch: boo
 
 
 def two(v: float) -> str:
-    return f"{v:.2f}"
+    """``Number(v).toFixed(2)``: the double's exact value, a tie rounded away from zero (0.125 -> 0.13)."""
+    return str(Decimal(v).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
 def expected(data: dict, block: int, unit: int) -> dict:

@@ -164,8 +164,8 @@ worlds = [facts.make_world(16, 16, 32, n_filler=16, seed=s) for s in range(5)]
 splits = [facts.split_facts(w, 32, seed=s) for s, w in enumerate(worlds)]
 replicas = [tt.Replica(w, sp.train, s, sp.held_out) for s, (w, sp) in enumerate(zip(worlds, splits))]
 replicas += [r._replace(d_ff=0) for r in replicas]
-model = tt.ModelConfig(vocab_size=worlds[0].vocab_size, seq_len=8, d_model=32, n_heads=4, d_ff=128, n_blocks=2)
-train = tt.TrainConfig(steps=steps, batch_size=64, learning_rate=5e-3, eval_every=steps)
+model = tt.ModelConfig(vocab_size=worlds[0].vocab_size, seq_len=6, d_model=32, n_heads=4, d_ff=128, n_blocks=2)
+train = tt.TrainConfig(steps=steps, batch_size=64, learning_rate=7e-3, eval_every=steps)
 start, cpu = time.perf_counter(), time.process_time()
 tt.train_replicas(replicas, model, train)
 seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
