@@ -113,6 +113,20 @@ def _kernel_folders() -> set[Path]:
     return set(Path(tempfile.gettempdir()).glob("bookext-kernels-*"))
 
 
+def _processes_in_group(group: int) -> set[str]:
+    """The process ids (as text) of a process group, read from /proc (Linux). Another build
+    on the same machine makes kernel folders too; only this group's are the test's."""
+    pids = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended while the folder was read
+            continue
+        if int(fields[2]) == group:  # after the name: state, parent, process group
+            pids.add(stat.parent.name)
+    return pids
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
 def test_a_build_stopped_while_writing_is_finished_by_the_next_build(project, tmp_path, signum):
     _pausable(project)
@@ -160,9 +174,11 @@ def test_a_build_stopped_while_executing_shows_the_results_it_recorded(project, 
             assert proc.poll() is None, log.read_text()[-4000:]
             assert time.monotonic() < deadline
             time.sleep(0.02)
+        group = _processes_in_group(proc.pid)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    killed = {f for f in _kernel_folders() - folders if f.name.split("-")[2].isdigit()}
+    killed = {f for f in _kernel_folders() - folders if f.name.split("-")[2] in group}
+    assert killed, f"the stopped build left no kernel folder of its own: {sorted(_kernel_folders() - folders)}"
 
     out = built(project)
     assert {name: shown(project, name) for name in LEAF_OF} == {
