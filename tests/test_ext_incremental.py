@@ -163,6 +163,24 @@ def test_kernel_folders_of_build_processes_that_are_gone_are_removed(tmp_path):
     assert not dead.exists() and alive.exists() and other.exists()
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_a_zombie_build_process_counts_as_gone(tmp_path):
+    """A killed build's process not yet reaped (a zombie) runs nothing: its kernel folder
+    is removed by the next build, which may start before init reaps it."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])  # not waited for: a zombie
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the child never ended"
+        time.sleep(0.05)
+    folder = tmp_path / f"bookext-kernels-{process.pid}-abcd1234"
+    folder.mkdir()
+    assert not kernel_template.process_exists(process.pid)
+    assert kernel_template.process_exists(os.getpid())
+    kernel_template.remove_abandoned_folders(str(tmp_path))
+    assert not folder.exists()
+    process.wait()
+
+
 KILL_OWNER = """
 import asyncio, os, signal
 from bookext.kernels import KernelPool

@@ -291,13 +291,20 @@ def _reap() -> None:
 
 
 def process_exists(pid: int) -> bool:
+    """Whether process ``pid`` is running. A killed build's process whose parent was
+    killed too stays a zombie until init reaps it: it holds its pid but runs nothing, and
+    a build starting at once must count it as gone, or it keeps its kernel folder."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # the state follows the command's name in parentheses (Linux; elsewhere: running)
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
 
 
 #: The template's socket lives in ``<tmp>/bookext-kernels-<pid of the build process>-<random>``
