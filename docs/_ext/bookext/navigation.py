@@ -13,7 +13,7 @@ script (deferred, about 1 KiB gzipped, no dependency) adds what the themes leave
   closes.
 * **A close button in each drawer.** The themes' drawers close only on Escape or a tap
   on the dimmed page beside them, neither of which a phone reader is told about; a
-  labelled button at the drawer's top right (sticky, 44 px) closes it too.
+  labelled 44 px button in a row of its own at the drawer's top closes it too.
 * **A section link closes its drawer.** A link in the page's contents scrolled the
   page behind the still open drawer, so a tap seemed to do nothing; now the drawer
   closes and the reader sees the section.
