@@ -263,3 +263,82 @@ def test_a_glued_number_is_never_parted_from_its_unit(open_page):
     }).map(n => n.textContent + n.nextSibling.textContent.slice(0, 12))""")
     assert parted == []
     assert "\u00a0billion" in page.locator(".ffn-x-summary").first.inner_text()
+
+
+@pytest.mark.parametrize("query", ["feed-forward", "activation", "position"])
+def test_search_logs_no_policy_error_and_its_snippets_are_the_pages_text(open_page, query):
+    page = open_page(f"search.html?q={query}")
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.reload()
+    page.wait_for_selector("#search-results li p.context, #search-results li span", timeout=30_000)
+    page.wait_for_function("document.querySelector('#search-results .search-summary')")
+    page.wait_for_timeout(1_000)  # the last result pages' snippets
+    assert errors == []  # the result pages hold no inline handler the search page refuses
+    snippets = page.evaluate("[...document.querySelectorAll('#search-results p.context')].map(p => p.textContent)")
+    assert snippets
+    for snippet in snippets:
+        # Not the header's buttons and contents list, nor a glossary tooltip's definition.
+        assert "Light Dark" not in snippet and " Contents " not in snippet[:40], snippet
+        assert "feed-forward network: The second sublayer" not in snippet, snippet
+
+
+def test_no_page_has_an_inline_event_handler(site):
+    import re
+
+    pages = [p for p in site.rglob("*.html") if "_static" not in p.parts]
+    with_handlers = [p.name for p in pages if re.search(r'<[a-zA-Z][^>]*?\son[a-z]+="', p.read_text(encoding="utf-8"))]
+    assert with_handlers == []
+
+
+def test_on_a_phone_no_tooltip_stays_after_the_search_dialog_closes(open_page):
+    page = open_page("width.html", "phone")
+    page.locator(".bd-header-article .search-button").first.tap()
+    page.wait_for_selector("#pst-search-dialog[open]")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#pst-search-dialog:not([open])", state="attached")
+    page.wait_for_timeout(700)  # Bootstrap's tooltip shows after 500 ms
+    assert page.locator(".tooltip").count() == 0
+
+
+def test_desktop_lines_hold_about_75_characters(open_page):
+    page = open_page("width.html", "desktop")
+    per_line = page.evaluate("""() => {
+        const p = [...document.querySelectorAll('article p')].find(p => p.textContent.length > 500);
+        const probe = document.createElement('span');
+        probe.textContent = p.textContent.replace(/\\s+/g, ' ');
+        probe.style.whiteSpace = 'nowrap';
+        p.after(probe);
+        const perChar = probe.getBoundingClientRect().width / probe.textContent.length;
+        probe.remove();
+        return p.getBoundingClientRect().width / perChar;
+    }""")
+    assert 65 <= per_line <= 85, per_line
+    page.locator(".bd-header-article .primary-toggle").click()  # the sidebar hidden: the same
+    assert page.evaluate("document.querySelector('article p').getBoundingClientRect().width") <= 40 * 16
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_a_wide_table_fades_where_it_goes_on(open_page, scheme):
+    page = open_page("parameter-count.html", "phone", scheme)
+    box = page.locator("article .pst-scrollable-table-container[data-ffn-wide]").first
+    box.wait_for(state="attached")
+    box.scroll_into_view_if_needed()
+    assert "linear-gradient" in box.evaluate("b => getComputedStyle(b).maskImage")
+    box.evaluate("b => b.scrollLeft = b.scrollWidth")
+    page.wait_for_function("b => b.hasAttribute('data-ffn-at-end')", arg=box.element_handle())
+    # Scrolled to its end: the fade moves to the start, where the hidden columns now are.
+    mask = box.evaluate("b => getComputedStyle(b).maskImage")
+    assert mask.startswith("linear-gradient(to right, rgba(0, 0, 0, 0), rgb(0, 0, 0)"), mask
+
+
+def test_on_a_phone_header_controls_are_44_px_targets(open_page):
+    page = open_page("width.html", "phone")
+    boxes = page.evaluate("""() => [...document.querySelectorAll(
+            '.bd-header-article .btn, .bd-header-article summary, .bd-header-article .dropdown-toggle')]
+        .filter(b => b.offsetParent).map(b => { const r = b.getBoundingClientRect();
+            return [b.className, r.left, r.right, r.width, r.height]; })""")
+    assert len(boxes) >= 6
+    for name, _, _, width, height in boxes:
+        assert width >= 44 - 0.5 and height >= 44 - 0.5, (name, width, height)
+    assert max(right for _, _, right, _, _ in boxes) <= 390
