@@ -265,6 +265,45 @@ def test_a_glued_number_is_never_parted_from_its_unit(open_page):
     assert "\u00a0billion" in page.locator(".ffn-x-summary").first.inner_text()
 
 
+FIGURE_TEXT_JS = """async () => {
+    const out = [];
+    for (const img of document.querySelectorAll('article figure img')) {
+        if (!img.currentSrc.endsWith('.svg')) continue;
+        img.scrollIntoView();
+        await img.decode().catch(() => null);
+        const svg = await (await fetch(img.currentSrc)).text();
+        const box = +svg.match(/viewBox="0 0 ([\\d.]+)/)[1];
+        const sizes = [...svg.matchAll(/font-size: ([\\d.]+)px/g)].map(m => +m[1]);
+        const scale = img.getBoundingClientRect().width / box;
+        out.push({id: img.closest('figure').id, src: img.currentSrc.split('/').pop(),
+                  smallest: Math.min(...sizes) * scale, width: img.getBoundingClientRect().width});
+    }
+    return out;
+}"""
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_figure_text_is_at_least_11_css_px_on_a_phone_and_the_desktop_drawing_stays(open_page, site, device):
+    """Every figure of the chapter: on a 390 px phone its drawing for phones, whose smallest
+    text is 11 CSS px or more (5 px on main's build); on a desktop the column's drawing."""
+    from sitecheck import chapter_order
+
+    seen = 0
+    for name in chapter_order():
+        if 'src="_images/' not in (site / f"{name}.html").read_text(encoding="utf-8"):
+            continue
+        page = open_page(f"{name}.html", device)
+        for figure in page.evaluate(FIGURE_TEXT_JS):
+            seen += 1
+            desktop_src = page.locator(f"#{figure['id']} img").get_attribute("src").split("/")[-1]
+            if device == "phone":
+                assert figure["src"] != desktop_src, (name, figure)  # the phone's drawing
+                assert figure["smallest"] >= 11, (name, figure)
+            else:
+                assert figure["src"] == desktop_src, (name, figure)
+    assert seen >= 20
+
+
 @pytest.mark.parametrize("query", ["feed-forward", "activation", "position"])
 def test_search_logs_no_policy_error_and_its_snippets_are_the_pages_text(open_page, query):
     page = open_page(f"search.html?q={query}")
@@ -342,3 +381,12 @@ def test_on_a_phone_header_controls_are_44_px_targets(open_page):
     for name, _, _, width, height in boxes:
         assert width >= 44 - 0.5 and height >= 44 - 0.5, (name, width, height)
     assert max(right for _, _, right, _, _ in boxes) <= 390
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_captions_have_the_body_texts_colour_and_weight(open_page, scheme):
+    page = open_page("width.html", "desktop", scheme)
+    caption, body = page.evaluate("""() => [document.querySelector('article figure figcaption .caption-text'),
+        document.querySelector('article section > p')]
+        .map(e => [getComputedStyle(e).color, getComputedStyle(e).fontWeight])""")
+    assert caption[0] == body[0] and int(caption[1]) >= 400, (caption, body)
