@@ -1,7 +1,9 @@
 /* Explorables: one FFN unit of a trained model (trained-ffn.md). See core.js.
    Nothing is computed here: ffnbook.neuron_explorer.explorer_data measured every unit at
    build time, and the page wrote it to a JSON file (bookext/explorables.py) that this
-   script fetches the first time the reader touches the box: focus, pointer or a control. */
+   script fetches as the box comes near the screen (as a lazy image is), or the first time
+   the reader touches it: the reader finds the initial unit drawn, and a reader who never
+   scrolls that far fetches nothing (the page's first view stays as light). */
 (function () {
   "use strict";
   const X = window.ffnExplorables, h = X.h, text = X.text, control = X.control;
@@ -24,6 +26,12 @@
     };
     root.addEventListener("focusin", load, { once: true });
     root.addEventListener("pointerdown", load, { once: true });
+    if ("IntersectionObserver" in window) {
+      const near = new IntersectionObserver((seen) => {
+        if (seen.some((entry) => entry.isIntersecting)) { near.disconnect(); load(); }
+      }, { rootMargin: "800px 0px" });
+      near.observe(root);
+    }
 
     const block = control(ui, "block", "Block (and where it acts)", "select");
     const unit = control(ui, "unit", "Unit", "range", "Arrow keys move one unit; the buttons too.");
@@ -76,11 +84,15 @@
 
     ui.update = (s) => {
       const W = ui.W(), b = s.block, u = s.unit;
+      // Until the measurements arrive: one line where the figure will be, no empty table
+      // and no blank values (the summary below the figure says it once, for a screen reader).
+      table.hidden = ui.results.hidden = !data;
       if (!data) {
-        const say = ui.failed ? "The units' data could not be loaded." : "Choose a block or a unit, or press a button: the data for all units loads then.";
+        const say = ui.failed ? "The units' measurements could not be loaded." : "Loading the measurements of every unit\u2026";
         const [g, height] = X.block(0, 20, say, W - 10);
         body.replaceChildren(); caption.textContent = "";
-        ui.show({}, [W, height + 16, g], say);
+        ui.show({}, [W, height + 16, g], "");
+        ui.summary.textContent = ui.failed ? say : "";
         return;
       }
       const d = data.blocks[b], names = data.tokens, site = d.site;
