@@ -135,20 +135,24 @@ def deterministic_torch_thread():
 # --- the built book in a browser (the test_*browser*.py modules, test_site_quality.py) -------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(site):
     """The built book on localhost as a static host serves it: gzip, 404.html for missing
-    addresses, and the site also under the path it is published at (404.html's <base>)."""
+    addresses, and the site also under the path it is published at (404.html's <base>).
+    One server per test session (per worker under pytest-xdist)."""
     from sitecheck import serve
 
     with serve(site) as base:
         yield base
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
-    """Debian's Chromium driven by Playwright, one per test module; skipped, with the reason
-    printed, where either is missing."""
+    """Debian's Chromium driven by Playwright, one per test session (per worker under
+    pytest-xdist: launching it costs about a second and each module used to launch its own);
+    skipped, with the reason printed, where either is missing. A test opens its own
+    ``browser.new_context(...)`` (viewport, colour scheme, touch) and closes it: contexts
+    share nothing, so the tests stay independent."""
     from sitecheck import CHROMIUM, CHROMIUM_ARGS, browser_api
 
     with browser_api().sync_playwright() as p:
