@@ -1,6 +1,11 @@
 """Shared fixtures: small, seeded FFN weights and inputs; the built book; Sphinx test apps.
 
-Two speeds of test live here. ``pytest -m "not build"`` (``make check``) runs the
+Three tiers of test live here. ``make test`` runs every test but those marked ``full``
+(pyproject.toml's addopts), on every core with pytest-xdist: it builds the book once and
+loads each page in one Chromium per worker. ``make test-full`` (CI, on a schedule) adds the
+``full`` ones: whole-book reruns (the reader notebooks in a fresh venv, a second clean build,
+the PDF), the colour-scheme and every-page matrices of the browser tests, more Hypothesis
+examples. ``pytest -m "not build"`` (``make check``) runs the
 unit tests, the doctests and the extension's in-process tests on tiny Sphinx
 projects in ``tests/roots/`` (Sphinx's own ``sphinx.testing`` fixtures); it never
 builds the book. Every test that needs the built book (the ``site`` fixture) or
@@ -18,14 +23,16 @@ from hypothesis import HealthCheck, settings
 
 import ffnbook
 
-# Hypothesis budgets for the generated tests (tests/test_contract.py): `make check` runs the
-# "check" profile (a few examples per callable, seconds), `make test` and CI the "full" one.
+# Hypothesis budgets for the generated tests (tests/test_contract.py, test_properties.py):
+# `make check` runs the "check" profile (a few examples per callable, seconds), `make test` the
+# default "test" one, `make test-full` (CI, on a schedule) the "full" one, ten times as many.
 # Derandomized, so a run is repeatable and CI never fails by chance; no example database on disk.
 settings.register_profile(
-    "full", max_examples=40, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+    "full", max_examples=100, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
 )
+settings.register_profile("test", parent=settings.get_profile("full"), max_examples=10)
 settings.register_profile("check", parent=settings.get_profile("full"), max_examples=4)
-settings.load_profile("full")
+settings.load_profile("test")
 
 # app, make_app, rootdir...: Sphinx applications built in-process on a test root.
 pytest_plugins = ("sphinx.testing.fixtures",)
@@ -103,24 +110,46 @@ def tokens() -> np.ndarray:
     return ffnbook.random_tokens((2, 7, 16), seed=4)
 
 
+def shared_folder(tmp_path_factory) -> Path:
+    """A folder every process of this test session sees: under pytest-xdist, the parent of
+    the workers' own temporary folders; otherwise the session's temporary folder."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
-    """The whole book as built by `make html`, once per test session.
+    """The whole book as built by `make html`, once per test session (all xdist workers).
 
     * ``FFNBOOK_SITE`` set: that built ``html`` folder, as it is (CI builds first).
     * a checkout with a build (``_build/html``): `make html` there brings it up to date
       (an incremental build, which publishes what a clean one would: seconds when it is
       fresh), and the tests read it; a page test alone takes seconds, not a whole build.
     * otherwise (a clean clone): a clean build into a temporary folder.
+
+    Under pytest-xdist the first worker to ask builds, holding a lock; the others wait for
+    it and read the same folder (a failed build is reported once and to every worker).
     """
+    import json
+
+    from filelock import FileLock
     from sitecheck import DOCS, ROOT, make_html
 
     if os.environ.get("FFNBOOK_SITE"):
         return Path(os.environ["FFNBOOK_SITE"])
-    build = ROOT / "_build" if (ROOT / "_build" / "html").is_dir() else tmp_path_factory.mktemp("site")
-    result = make_html(DOCS, build)
-    assert result.returncode == 0, f"make html failed:\n{result.stdout[-8000:]}\n{result.stderr[-8000:]}"
-    return build / "html"
+    shared = shared_folder(tmp_path_factory)
+    outcome = shared / "site.json"
+    with FileLock(shared / "site.lock"):
+        if not outcome.exists():
+            build = ROOT / "_build" if (ROOT / "_build" / "html").is_dir() else shared / "site"
+            result = make_html(DOCS, build)
+            failure = f"make html failed:\n{result.stdout[-8000:]}\n{result.stderr[-8000:]}"
+            outcome.write_text(
+                json.dumps({"html": str(build / "html"), "failure": failure if result.returncode else None})
+            )
+        built = json.loads(outcome.read_text())
+    assert not built["failure"], built["failure"]
+    return Path(built["html"])
 
 
 @pytest.fixture

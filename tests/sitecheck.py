@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,6 +125,9 @@ def figures(site: Path, name: str) -> list:
 # --- serving and auditing the site in a browser (tests/test_site_quality.py, tools/audit.py) ---
 
 CHROMIUM = "/usr/bin/chromium"
+#: The colour schemes of a browser test whose subject is not the scheme itself: `make test`
+#: runs it in the light one, `make test-full` in the dark one too (the scheme matrix).
+SCHEMES = ("light", pytest.param("dark", marks=pytest.mark.full))
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -13,7 +13,7 @@ Skipped, with the reason printed, where Chromium or Playwright is missing.
 from __future__ import annotations
 
 import pytest
-from sitecheck import browser_api, soup_of
+from sitecheck import SCHEMES, browser_api, soup_of
 
 pytestmark = pytest.mark.build
 browser_api()  # skips this module where Chromium or Playwright is missing
@@ -197,7 +197,7 @@ def test_formulas_are_measured_again_when_the_math_font_arrives_late(browser, se
     assert not wrong, "\n".join(wrong)
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 def test_a_numbered_equation_keeps_its_number_at_the_right(browser, server, scheme):
     """No page numbers an equation yet; give two the number markup bookext/mathml.py writes."""
     for width in WIDTHS:

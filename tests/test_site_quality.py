@@ -21,6 +21,7 @@ from sitecheck import (
     AXE_PAGES,
     DOCS,
     LIGHTHOUSE_PAGES,
+    SCHEMES,
     allowed_to_differ,
     axe_in_page,
     make_html,
@@ -221,7 +222,7 @@ def axe(browser):
     return AXE_JS
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("name", AXE_PAGES)
 def test_no_axe_violations(browser, server, axe, name, scheme):
     context, page = open_page(browser, server + name, scheme=scheme, width=1200)
