@@ -154,6 +154,7 @@ def test_pages_do_not_load_the_icon_script_or_the_search_index(site):
 # --- reproducible ---------------------------------------------------------------------------
 
 
+@pytest.mark.full  # a second clean build of the whole book: a minute (make test-full)
 def test_two_clean_builds_give_identical_html(site, tmp_path):
     """A second clean build (its own execution cache) matches the first byte for byte,
     except the pages listed in sitecheck.PAGES_WITH_MEASURED_TIMES (and what derives from them)."""
