@@ -67,10 +67,11 @@ check: $(SETUP)
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest -m "not build and not full" --hypothesis-profile=check
 
-# The test suite on every core (pytest-xdist; at most 4 workers, each with its own Chromium).
+# The test suite on every core (pytest-xdist; at most 4 workers, each with its own Chromium),
+# one test module at a time per worker, in the order tests/conftest.py gives them.
 # `make test` leaves out the tests marked `full` (pyproject.toml's addopts say -m "not full");
 # `make test-full` runs every test, with more generated examples (tests/conftest.py).
-PYTEST_WORKERS ?= -n auto --maxprocesses=4
+PYTEST_WORKERS ?= -n auto --maxprocesses=4 --dist loadfile --no-loadscope-reorder
 # axe-core (tests/node, one package) is needed by the accessibility tests; without npm they skip.
 test: $(SETUP) node-test-tools
 	$(PY) -m pytest $(PYTEST_WORKERS)

@@ -48,10 +48,33 @@ os.environ["NO_COLOR"] = "1"
 
 def pytest_collection_modifyitems(items):
     """A test that reads the built book builds it: mark it ``build``, so that
-    ``-m "not build"`` never starts the slow build by accident."""
+    ``-m "not build"`` never starts the slow build by accident.
+
+    Then the modules are ordered for pytest-xdist (``--dist loadfile``, one module per work
+    unit, handed out in this order): first those that build copies of the project, then the
+    other tests that do not read the book, while the book builds in the background (see
+    ``_site_build_starts_early``); then the browser tests, the longest of those that read it."""
     for item in items:
         if "site" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.build)
+    reads_site, builds, browser = set(), set(), set()
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        module = item.nodeid.split("::")[0]
+        if "site" in fixtures:
+            reads_site.add(module)
+        elif item.get_closest_marker("build"):
+            builds.add(module)
+        if "browser" in fixtures:
+            browser.add(module)
+
+    def rank(item) -> int:
+        module = item.nodeid.split("::")[0]
+        if module in reads_site:
+            return 2 if module in browser else 3
+        return 0 if module in builds else 1
+
+    items.sort(key=rank)  # stable: each module's tests stay together, in their order
 
 
 @pytest.fixture(scope="session")
@@ -117,6 +140,44 @@ def shared_folder(tmp_path_factory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+#: The background build of the book this process started (at most one per session).
+_SITE_BUILD: list = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _site_build_starts_early(request, tmp_path_factory):
+    """Start building the book as soon as the session starts, when a selected test reads it:
+    the other tests run meanwhile (a clean build is a minute or two of CPU), and the first
+    test that reads the book waits only for what is left of the build."""
+    if not os.environ.get("FFNBOOK_SITE") and any(
+        "site" in getattr(item, "fixturenames", ()) for item in request.session.items
+    ):
+        start_site_build(shared_folder(tmp_path_factory))
+    yield
+    for build in _SITE_BUILD:  # another worker may still wait for it: let it finish
+        build.wait()
+
+
+def start_site_build(shared: Path) -> None:
+    """Run `make html` once for the whole session (all xdist workers), in the background: into
+    the checkout's ``_build`` when it has a build (brought up to date), else into ``shared``.
+    ``tests/sitecheck.py`` writes the outcome to ``shared/site.json`` when it ends."""
+    import subprocess
+    import sys
+
+    from filelock import FileLock
+    from sitecheck import ROOT
+
+    with FileLock(shared / "site.lock"):
+        if (shared / "site.pid").exists():
+            return
+        build = ROOT / "_build" if (ROOT / "_build" / "html").is_dir() else shared / "site"
+        script = Path(__file__).with_name("sitecheck.py")
+        process = subprocess.Popen([sys.executable, str(script), str(build), str(shared / "site.json")])
+        (shared / "site.pid").write_text(str(process.pid))
+        _SITE_BUILD.append(process)
+
+
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
     """The whole book as built by `make html`, once per test session (all xdist workers).
@@ -127,27 +188,23 @@ def site(tmp_path_factory):
       fresh), and the tests read it; a page test alone takes seconds, not a whole build.
     * otherwise (a clean clone): a clean build into a temporary folder.
 
-    Under pytest-xdist the first worker to ask builds, holding a lock; the others wait for
-    it and read the same folder (a failed build is reported once and to every worker).
+    The build starts with the session (``_site_build_starts_early``); every worker waits for
+    the same build, and a failed build fails every test that reads the book, with its output.
     """
     import json
+    import time
 
-    from filelock import FileLock
-    from sitecheck import DOCS, ROOT, make_html
+    from sitecheck import process_ended
 
     if os.environ.get("FFNBOOK_SITE"):
         return Path(os.environ["FFNBOOK_SITE"])
     shared = shared_folder(tmp_path_factory)
-    outcome = shared / "site.json"
-    with FileLock(shared / "site.lock"):
-        if not outcome.exists():
-            build = ROOT / "_build" if (ROOT / "_build" / "html").is_dir() else shared / "site"
-            result = make_html(DOCS, build)
-            failure = f"make html failed:\n{result.stdout[-8000:]}\n{result.stderr[-8000:]}"
-            outcome.write_text(
-                json.dumps({"html": str(build / "html"), "failure": failure if result.returncode else None})
-            )
-        built = json.loads(outcome.read_text())
+    start_site_build(shared)
+    outcome, builder = shared / "site.json", int((shared / "site.pid").read_text())
+    while not outcome.exists():
+        assert not (process_ended(builder) and not outcome.exists()), "the build of the book ended without a result"
+        time.sleep(0.5)
+    built = json.loads(outcome.read_text())
     assert not built["failure"], built["failure"]
     return Path(built["html"])
 
