@@ -18,7 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import urlparse
 
 import pytest
-from sitecheck import AXE_JS, axe_in_page, browser_api, soup_of
+from sitecheck import AXE_JS, SCHEMES, axe_in_page, browser_api, soup_of
 from test_explorables_browser import SET_AND_MEASURE
 
 pytestmark = pytest.mark.build
@@ -178,7 +178,7 @@ def test_labels_never_overlap_or_leave_the_figure(browser, server, site, viewpor
     context.close()
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 def test_no_axe_violations_before_and_after_loading(browser, server, site, scheme):
     if not AXE_JS.exists():
         pytest.skip(f"axe-core checks need {AXE_JS}: `make test` installs it with npm (tests/node)")
