@@ -304,6 +304,44 @@ def test_nothing_overflows_on_a_phone(browser, server):
         context.close()
 
 
+def test_a_miss_is_stated_with_the_precision_it_has(page):
+    stated = page.evaluate(
+        "pairs => pairs.map(([v, a]) => window.ffnProblems.distance(v, a))",
+        [[6401, 6400], [6336, 6400], [6500, 6400], [7400, 6400], [3000, 6400], [0.9, 1]],
+    )
+    # 1/6400 = 0.0156 %; 64/6400 = 1 %; 100/6400 = 1.5625 %; 1000/6400 = 15.6 %; 3000 is 2.1 times too low.
+    assert stated == [
+        "is 0.016% too high",
+        "is 1% too low",
+        "is 1.6% too high",
+        "is 16% too high",
+        "is too low, by a factor of about 2.1",
+        "is 10% too low",
+    ]
+
+
+def test_a_long_paste_is_quoted_short_and_the_verdict_wraps_on_a_phone(browser, server):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        page.goto(server + "compute.html")
+        box = page.locator("div.ffn-problem").first
+        box.scroll_into_view_if_needed()
+        field = box.locator("input.ffn-problem-input")
+        field.fill("9." * 1150)  # 2,300 characters, no space to break at
+        field.press("Enter")
+        verdict = box.locator(".ffn-result")
+        assert verdict.inner_text().startswith("Cannot read that")
+        assert len(verdict.inner_text()) < 120
+        assert verdict.evaluate("v => v.getBoundingClientRect().right") <= 390
+        field.fill("ab" * 1150)
+        field.press("Enter")
+        assert len(verdict.inner_text()) < 120
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    finally:
+        context.close()
+
+
 def test_the_script_loads_only_where_problems_are_and_stays_small(site):
     for html in sorted(site.glob("*.html")):
         soup = soup_of(site, html.stem)
