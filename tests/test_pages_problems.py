@@ -157,6 +157,8 @@ ANSWERS = {
         "implementation",
         lambda: (lambda g: g.n_layers * (2 * g.d_model * g.d_ff + g.d_ff + g.d_model) * 2)(m("GPT-2 small")),
     ),
+    # Ring all-reduce of d_model bfloat16 numbers over 4 devices: 2(p - 1)/p of them from each device.
+    "im_pr_tp_bytes": ("implementation", lambda: 2 * (4 - 1) / 4 * m("Llama-3 8B").d_model * 2),
     "ex_pr_t5_ffn": ("exercises", lambda: 3 * m("T5-base v1.1").d_model * m("T5-base v1.1").d_ff),
     "ex_pr_big_flops": (
         "exercises",
@@ -257,6 +259,8 @@ GIVENS = {
     "im_pr_gpt2_d_model": ("implementation", lambda: m("GPT-2 small").d_model),
     "im_pr_gpt2_d_ff": ("implementation", lambda: m("GPT-2 small").d_ff),
     "im_pr_bf16_bytes": ("implementation", lambda: 2),
+    "im_pr_llama3_d_model": ("implementation", lambda: m("Llama-3 8B").d_model),
+    "im_pr_tp_devices": ("implementation", lambda: 4),
     "ex_pr_t5_d_model": ("exercises", lambda: m("T5-base v1.1").d_model),
     "ex_pr_t5_d_ff": ("exercises", lambda: m("T5-base v1.1").d_ff),
     "ex_pr_big_d_model": ("exercises", lambda: m("Transformer big (Vaswani et al.)").d_model),
@@ -288,6 +292,7 @@ TOLERANCE_KEYS = {
     "moe_pr_rounded": ("mixture-of-experts", ROUNDED),
     "moe_pr_exact": ("mixture-of-experts", EXACT),
     "im_pr_rounded": ("implementation", ROUNDED),
+    "im_pr_exact": ("implementation", EXACT),
     "ex_pr_rounded": ("exercises", ROUNDED),
     "su_pr_rounded": ("summary", ROUNDED),
     "tr_pr_rounded": ("trained-ffn", ROUNDED),
