@@ -32,7 +32,7 @@ export PUPPETEER_SKIP_DOWNLOAD=1
 export PUPPETEER_SKIP_CHROMIUM_DOWNLOAD=1
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 
-.PHONY: html check test bench clean freeze help audit live pdf
+.PHONY: html check test bench clean freeze help audit live pdf robustness
 .DEFAULT_GOAL := help
 
 help:
@@ -43,6 +43,7 @@ help:
 	@echo "make live   preview on http://127.0.0.1:$(LIVE_PORT)/, rebuilt on every save"
 	@echo "make pdf    the whole chapter as one PDF: $(PDF)"
 	@echo "make bench  time clean, no-op and edit builds against myst-nb defaults"
+	@echo "make robustness  run the pages that train under six floating-point environments"
 	@echo "make clean  remove _build and the execution cache (next html re-executes every page)"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -113,6 +114,14 @@ pdf: $(SETUP)
 BENCHOPTS ?=
 bench: $(SETUP)
 	$(PY) tools/bench.py $(BENCHOPTS)
+
+# The pages that train with torch (front matter `ffnbook: {robustness: true}`) run once per
+# floating-point environment (torch's CPU kernels, MKL's and oneDNN's code paths); every assert
+# must hold in each. Prints each asserted comparison's margin per environment and each glued
+# number's range. ROBUSTNESSOPTS: e.g. --envs default sse41-path, --json out.json.
+ROBUSTNESSOPTS ?=
+robustness: $(SETUP)
+	$(PY) tools/robustness.py $(ROBUSTNESSOPTS)
 
 clean:
 	rm -rf _build docs/jupyter_execute

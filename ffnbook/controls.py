@@ -18,7 +18,7 @@ trained-FFN experiments are compared with:
   (Clopper–Pearson) binomial interval, and the one-sided binomial test of
   "no better than chance" (:func:`binomial_summary`);
 * **spread over seeds**: mean, smallest and largest of a measurement over
-  independent training runs (:func:`spread`).
+  independent training runs, and a t-interval of its mean (:func:`spread`).
 
 Everything here is NumPy and SciPy; nothing imports torch.
 """
@@ -31,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import betainc, betaincinv, logsumexp
+from scipy.stats import t as student_t
 
 from ._checks import (
     as_index_array,
@@ -212,23 +213,47 @@ def binomial_summary(k: int, n: int, chance: float, *, confidence: float = 0.95)
 
 
 class Spread(NamedTuple):
-    """A measurement over independent runs: its mean, smallest and largest value, and how many runs."""
+    """A measurement over independent runs: mean, range, and a confidence interval of the mean."""
 
     mean: float
-    low: float
-    high: float
-    n: int
+    low: float  #: the smallest value
+    high: float  #: the largest value
+    n: int  #: how many runs
+    ci_low: float  #: lower end of the interval of the mean (Student's t, ``n - 1`` degrees of freedom); NaN for one run
+    ci_high: float  #: upper end
+    confidence: float  #: the interval's confidence level
+
+    @property
+    def half_width(self) -> float:
+        """Half the interval's width: the mean is known to plus or minus this."""
+        return (self.ci_high - self.ci_low) / 2
 
 
-def spread(values: Sequence[float]) -> Spread:
-    """Mean, minimum and maximum of one measurement over several seeds.
+def spread(values: Sequence[float], *, confidence: float = 0.95) -> Spread:
+    """Mean, range and a ``confidence`` interval of the mean of one measurement over several seeds.
 
-    >>> spread([0.5, 0.75, 1.0])
-    Spread(mean=0.75, low=0.5, high=1.0, n=3)
+    The interval is Student's t: ``mean ± t(n - 1) · sd / sqrt(n)``, with
+    the sample standard deviation ``sd``. It treats the runs as independent
+    draws of the same experiment (seeds, and the rounding of the machine
+    they ran on); with one run it is undefined (NaN), so a claim asserted
+    on it fails.
+
+    >>> s = spread([0.5, 0.75, 1.0])
+    >>> s.mean, s.low, s.high, s.n
+    (0.75, 0.5, 1.0, 3)
+    >>> round(s.ci_low, 4), round(s.ci_high, 4)  # 0.75 ± 4.303 × 0.25 / √3
+    (0.129, 1.371)
     """
     values = np.array(require_sequence(values, "values", expected="a list of numbers",
                                        item=lambda v, label: require_number(v, label)), dtype=np.float64)
-    return Spread(float(values.mean()), float(values.min()), float(values.max()), len(values))
+    confidence = require_number(confidence, "confidence", low=0, high=1, low_open=True, high_open=True)
+    mean, n = float(values.mean()), len(values)
+    if n > 1:
+        half = float(student_t.ppf(0.5 + confidence / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
+        ci = (mean - half, mean + half)
+    else:
+        ci = (float("nan"), float("nan"))
+    return Spread(mean, float(values.min()), float(values.max()), n, *ci, float(confidence))
 
 
 def _percent(value: float) -> str:
@@ -238,7 +263,7 @@ def _percent(value: float) -> str:
 def recall_table(entries: Sequence[tuple[str, object]]) -> MarkdownTable:  # noqa: F821 - imported in the body
     """A table of recall numbers with their spread: one row per ``(label, Spread or BinomialSummary)``.
 
-    A :class:`Spread` shows its mean and its range over seeds; a
+    A :class:`Spread` shows its mean and the interval of the mean over seeds; a
     :class:`BinomialSummary` its count, its share, its interval and the
     p-value of the test against chance.
     """
@@ -256,7 +281,8 @@ def recall_table(entries: Sequence[tuple[str, object]]) -> MarkdownTable:  # noq
     for label, value in entries:
         if isinstance(value, Spread):
             rows.append({"label": label, "value": _percent(value.mean),
-                         "spread": f"{_percent(value.low)} to {_percent(value.high)} over {value.n} seeds"})
+                         "spread": f"{value.confidence:.0%} interval {_percent(value.ci_low)} to "
+                                   f"{_percent(value.ci_high)} over {value.n} seeds"})
         elif isinstance(value, BinomialSummary):
             rows.append({"label": label, "value": f"{value.k} of {value.n} ({_percent(value.share)})",
                          "spread": f"95% interval {_percent(value.low)} to {_percent(value.high)}; "

@@ -188,3 +188,37 @@ def test_a_tap_on_a_figure_opens_its_svg_full_size(open_page, site):
     links.first.scroll_into_view_if_needed()
     links.first.tap()
     page.wait_for_url("**/_images/*.svg")
+
+
+def ink_pixels(png: bytes, background: tuple[int, int, int]) -> int:
+    """How many pixels of a screenshot differ clearly from the page's background."""
+    import io
+
+    from PIL import Image
+
+    pixels = Image.open(io.BytesIO(png)).convert("RGB").tobytes()
+    triples = zip(pixels[0::3], pixels[1::3], pixels[2::3])
+    return sum(1 for pixel in triples if sum(abs(a - b) for a, b in zip(pixel, background)) > 120)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("device", DEVICES)
+def test_square_roots_are_drawn_with_their_radical_sign(open_page, device, scheme):
+    """The layer norm's and GELU's square roots: the strip of each <msqrt> left of its
+    content, where the browser draws the radical from the math font, has ink."""
+    for name in ("transformer-block.html", "activations.html"):
+        page = open_page(name, device, scheme)
+        page.evaluate("document.fonts.ready")
+        background = page.evaluate("""() => getComputedStyle(document.body).backgroundColor
+            .match(/\\d+/g).slice(0, 3).map(Number)""")
+        roots = [r for r in page.locator("article msqrt").all() if r.is_visible()]
+        assert roots, name
+        for root in roots:
+            root.scroll_into_view_if_needed()
+            box = root.bounding_box()
+            content_left = root.evaluate("r => Math.min(...[...r.children].map(c => c.getBoundingClientRect().left))")
+            radical_width = content_left - root.evaluate("r => r.getBoundingClientRect().left")
+            assert radical_width >= 4, (name, radical_width)
+            strip = {"x": box["x"], "y": box["y"], "width": radical_width, "height": box["height"]}
+            ink = ink_pixels(page.screenshot(clip=strip), tuple(background))
+            assert ink >= 0.1 * radical_width * box["height"], (name, root.inner_text(), ink)

@@ -117,14 +117,26 @@ def test_the_binomial_p_value_is_the_upper_tail_summed_by_hand():
 
 
 def test_spread_and_the_recall_table():
-    s = controls.spread([0.25, 0.5, 1.0])
-    assert s == controls.Spread(mean=pytest.approx(0.5833333333333334), low=0.25, high=1.0, n=3)
+    values = [0.25, 0.5, 1.0]
+    s = controls.spread(values)
+    interval = stats.t.interval(0.95, 2, loc=np.mean(values), scale=stats.sem(values))  # scipy's own t-interval
+    assert s == controls.Spread(
+        mean=pytest.approx(0.5833333333333334),
+        low=0.25,
+        high=1.0,
+        n=3,
+        ci_low=pytest.approx(interval[0]),
+        ci_high=pytest.approx(interval[1]),
+        confidence=0.95,
+    )
+    assert s.half_width == pytest.approx((interval[1] - interval[0]) / 2)
+    assert math.isnan(controls.spread([0.5]).ci_low)  # one run has no interval: a claim on it fails
     text = controls.recall_table(
         [("chance", 0.125), ("model", s), ("held out", controls.binomial_summary(2, 40, 0.125))]
     )._repr_markdown_()
     assert text.startswith("| predictor | recall | spread |")  # every header cell named (axe: empty-table-header)
     assert "| chance | 12.5% | exact |" in text
-    assert "| model | 58.3% | 25.0% to 100.0% over 3 seeds |" in text
+    assert f"| model | 58.3% | 95% interval {100 * interval[0]:.1f}% to {100 * interval[1]:.1f}% over 3 seeds |" in text
     p_value = stats.binomtest(2, 40, 0.125, alternative="greater").pvalue
     assert "2 of 40 (5.0%)" in text and f"p = {p_value:.2f} against chance" in text
 

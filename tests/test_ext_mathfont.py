@@ -82,3 +82,73 @@ def test_a_formula_with_a_character_the_font_lacks_fails_the_build_naming_it(tmp
         mathfont.check_font_covers_the_book(FakeApp(tmp_path), None)
     message = str(failure.value)
     assert "U+2135" in message and "page.html" in message and "tools/math_font.py" in message
+
+
+def test_a_square_root_needs_the_radical_sign_and_its_taller_variants():
+    # <msqrt> and <mroot> draw U+221A, which no text of the formula holds.
+    for formula in ("<math><msqrt><mi>x</mi></msqrt></math>", "<math><mroot><mi>x</mi><mn>3</mn></mroot></math>"):
+        assert mathfont.SQUARE_ROOT in mathfont.needed_characters(formula)
+        assert mathfont.needed_constructions(formula)[mathfont.SQUARE_ROOT] == mathfont.VERTICAL
+    assert mathfont.SQUARE_ROOT not in mathfont.needed_characters("<math><mi>x</mi></math>")
+
+
+def test_fences_large_operators_and_accents_over_a_base_grow_where_the_browser_stretches_them():
+    grows = mathfont.needed_constructions(
+        "<math><mrow><mo>(</mo><mfrac><mi>a</mi><mi>b</mi></mfrac><mo>)</mo></mrow>"
+        '<mo stretchy="false">[</mo><munderover><mo movablelimits="true">∑</mo><mi>i</mi><mi>n</mi></munderover>'
+        '<mover accent="true"><mi>x</mi><mo>¯</mo></mover><mo>→</mo><mo stretchy="true">*</mo></math>'
+    )
+    vertical, horizontal = mathfont.VERTICAL, mathfont.HORIZONTAL
+    # "[" says stretchy="false"; an arrow in a row keeps its width; a stretchy="true" "*" grows.
+    assert grows == {"(": vertical, ")": vertical, "∑": vertical, "¯": horizontal, "*": vertical}
+
+
+def test_the_committed_font_grows_the_radical_fences_and_sums_from_its_math_table():
+    for c in "√()[]{}|‖⌊⌋∑":
+        assert mathfont.construction_fault(c, mathfont.VERTICAL) is None, c
+    assert mathfont.construction_fault("↦", mathfont.HORIZONTAL) is None
+
+
+def cut(tmp_path, without: str = "", drop_vertical: str = "") -> Path:
+    """The committed font cut again without some characters, or with one character's
+    vertical size variants removed from its MATH table."""
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    font = TTFont(mathfont.FONT_FILE)
+    keep = {c for c in font.getBestCmap() if chr(c) not in without}
+    options = subset.Options()
+    options.flavor, options.layout_features, options.name_IDs = "woff2", ["*"], ["*"]
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=keep)
+    subsetter.subset(font)
+    if drop_vertical:
+        variants = font["MATH"].table.MathVariants
+        index = variants.VertGlyphCoverage.glyphs.index(font.getBestCmap()[ord(drop_vertical)])
+        del variants.VertGlyphCoverage.glyphs[index], variants.VertGlyphConstruction[index]
+        variants.VertGlyphCount -= 1
+    path = tmp_path / f"cut-{ord(without or drop_vertical):x}.woff2"  # each its own name: fonts are cached
+    font.save(path)
+    return path
+
+
+def test_a_font_without_the_radical_or_its_variants_is_found_out(tmp_path):
+    (tmp_path / "root.html").write_text("<p><math><msqrt><mi>x</mi></msqrt><mo>(</mo><mo>)</mo></math></p>")
+    assert mathfont.missing_glyphs(tmp_path) == []
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "root.html").write_text((tmp_path / "root.html").read_text())
+    no_radical = mathfont.missing_glyphs(site, cut(tmp_path, without="√"))
+    assert len(no_radical) == 1 and no_radical[0].startswith("U+221A √ (SQUARE ROOT) on root.html")
+    (fault,) = mathfont.missing_glyphs(site, cut(tmp_path, drop_vertical="("))
+    assert fault.startswith("U+0028 (") and "no vertical size variants" in fault
+
+
+def test_every_glyph_the_books_formulas_draw_is_in_its_math_font(site):
+    """Derived from the built pages: what each formula draws (italic identifiers, radicals,
+    fences, large operators), against the font's cmap and its MATH table's variants."""
+    assert mathfont.missing_glyphs(site) == []
+    needs = mathfont.site_constructions(site)
+    # The derivation sees the radicals no text holds: the layer norm's and GELU's.
+    assert {"transformer-block.html", "activations.html"} <= needs[mathfont.SQUARE_ROOT, mathfont.VERTICAL]
+    assert "\U0001d465" in mathfont.site_characters(site)  # <mi>x</mi>, drawn as italic x

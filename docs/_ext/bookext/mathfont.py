@@ -30,18 +30,23 @@ median performance 85 -> 94 without it).
 
 After every HTML build, :func:`check_font_covers_the_book` reads every formula of
 the built pages and fails the build, naming the characters and pages, when the
-font lacks a character one needs (a formula with a new symbol): the browser would
-draw it in another font. ``tools/math_font.py`` then writes the font again.
+font lacks a glyph one draws: a character of its text (a new symbol; the browser
+would draw it in another font), one its elements draw with no text (the radical
+sign of ``<msqrt>``/``<mroot>``: without it Chromium draws no radical at all), the
+italic form a one-letter ``<mi>`` is drawn in, or the size variants and assembly
+parts of a glyph that grows (radicals, fences, large operators; an accent or arrow
+over or under a base). ``tools/math_font.py`` then writes the font again.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import re
 import unicodedata
 from functools import cache
+from html.parser import HTMLParser
 from pathlib import Path
+from typing import NamedTuple
 
 from sphinx.application import Sphinx
 from sphinx.errors import SphinxError
@@ -89,46 +94,218 @@ def _italic(c: str) -> str:
 
 
 MATH = re.compile(r"<math\b.*?</math>", re.S)
-TOKEN = re.compile(r"<(mi|mo|mn|mtext|ms)\b([^>]*)>(.*?)</\1>", re.S)
+TOKENS = {"mi", "mo", "mn", "mtext", "ms"}
+RADICALS = {"msqrt", "mroot"}
+UNDER_OVER = {"munder", "mover", "munderover"}
+SQUARE_ROOT = "\u221a"  # the glyph a browser draws for <msqrt> and <mroot>: never in the text
+
+
+class Token(NamedTuple):
+    tag: str
+    attrs: dict[str, str]
+    text: str
+    parent: str  # the element the token is a child of
+
+
+class _Formula(HTMLParser):
+    """One ``<math>`` element read into its tokens and whether it has a radical."""
+
+    def __init__(self, mathml: str):
+        super().__init__(convert_charrefs=True)
+        self.tokens: list[Token] = []
+        self.radical = False
+        self._open: list[tuple[str, dict[str, str]]] = []
+        self._text: list[str] = []
+        self.feed(mathml)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.radical = self.radical or tag in RADICALS
+        if tag in TOKENS:
+            self._text = []
+        self._open.append((tag, {k: v or "" for k, v in attrs}))
+
+    def handle_endtag(self, tag):
+        while self._open:
+            name, attrs = self._open.pop()
+            if name == tag:
+                break
+        if tag in TOKENS:
+            parent = self._open[-1][0] if self._open else ""
+            self.tokens.append(Token(tag, attrs, "".join(self._text).strip(), parent))
+
+    def handle_data(self, data):
+        self._text.append(data)
 
 
 def needed_characters(mathml: str) -> set[str]:
     """The characters a browser draws for one ``<math>`` element: its tokens' text, a
-    one-letter ``<mi>`` in its italic form; no spaces or invisible operators.
+    one-letter ``<mi>`` in its italic form, the radical sign of ``<msqrt>`` and ``<mroot>``
+    (which no text holds); no spaces or invisible operators.
 
     >>> sorted(needed_characters('<math><mi>x</mi><mo>+</mo><mi mathvariant="normal">d</mi></math>'))
     ['+', 'd', '𝑥']
+    >>> sorted(needed_characters('<math><msqrt><mn>2</mn></msqrt></math>'))
+    ['2', '√']
     """
-    found: set[str] = set()
-    for tag, attrs, content in TOKEN.findall(mathml):
-        text = html.unescape(re.sub(r"<[^>]+>", "", content)).strip()
-        if tag == "mi" and len(text) == 1 and "mathvariant" not in attrs:
+    formula = _Formula(mathml)
+    found = {SQUARE_ROOT} if formula.radical else set()
+    for token in formula.tokens:
+        text = token.text
+        if token.tag == "mi" and len(text) == 1 and "mathvariant" not in token.attrs:
             text = _italic(text)
+        elif token.tag == "ms":  # a string literal is drawn between quotes
+            text = f'"{text}"'
         found.update(c for c in text if not c.isspace() and unicodedata.category(c) != "Cf")
     return found
 
 
-def site_characters(site: Path) -> dict[str, set[str]]:
-    """Every character the formulas of the built pages need, with the pages that need it."""
-    where: dict[str, set[str]] = {}
+# --- which glyphs grow: radicals, fences, large operators, stretchy arrows and accents ---------
+
+VERTICAL, HORIZONTAL = "vertical", "horizontal"
+# The operators the MathML Core operator dictionary makes stretchy or large, as far as a
+# book like this one may use them (an <mo> may also say stretchy="true" or largeop="true").
+FENCES = set("()[]{}|\u2016\u2308\u2309\u230a\u230b\u27e8\u27e9\u27e6\u27e7\u2223\u2225/\\")
+LARGE_OPERATORS = set("\u2211\u220f\u2210\u222b\u222c\u222d\u222e\u22c0\u22c1\u22c2\u22c3\u2a00\u2a01\u2a02")
+ACCENTS = set("^~\u00af\u02c6\u02dc\u02c7\u203e\u0302\u0303\u0304\u23de\u23df\u23b4\u23b5\u23dc\u23dd")
+ARROWS = re.compile("[\u2190-\u21ff\u27f0-\u27ff\u2900-\u297f]")
+
+
+def _axis(c: str) -> str | None:
+    """The direction an operator grows in, or None where the dictionary has it not grow."""
+    if c in FENCES or c in LARGE_OPERATORS:
+        return VERTICAL
+    if c in ACCENTS:
+        return HORIZONTAL
+    if ARROWS.fullmatch(c):
+        name = unicodedata.name(c, "")
+        return VERTICAL if ("UP" in name or "DOWN" in name) and "LEFT" not in name else HORIZONTAL
+    return None
+
+
+def needed_constructions(mathml: str) -> dict[str, str]:
+    """The characters of one ``<math>`` element a browser may draw larger than their plain
+    glyph, with the direction: ``<msqrt>``/``<mroot>``'s radical; each one-character ``<mo>``
+    that is a large operator (drawn at display size) or stretches (not where
+    ``stretchy="false"``): fences to the height of their row, arrows and accents to the width
+    of the ``<munder>``/``<mover>`` they are a child of (elsewhere they keep their width). The
+    font draws such a glyph from its MATH table's size variants and assembly parts: without
+    them a radical is not drawn and a fence stays at text size.
+
+    >>> needed_constructions('<math><msqrt><mi>x</mi></msqrt><mo stretchy="false">(</mo><mo>)</mo>'
+    ...                      '<mo>↦</mo><mover><mi>x</mi><mo>→</mo></mover></math>')
+    {'√': 'vertical', ')': 'vertical', '→': 'horizontal'}
+    """
+    formula = _Formula(mathml)
+    found = {SQUARE_ROOT: VERTICAL} if formula.radical else {}
+    for token in (t for t in formula.tokens if t.tag == "mo" and len(t.text) == 1):
+        c, stretchy = token.text, token.attrs.get("stretchy")
+        axis = _axis(c)
+        if stretchy == "true" or token.attrs.get("largeop") == "true":
+            axis = axis or VERTICAL
+        if axis is None or (stretchy == "false" and c not in LARGE_OPERATORS):
+            continue
+        if axis == VERTICAL or token.parent in UNDER_OVER:
+            found[c] = axis
+    return found
+
+
+def _site_formulas(site: Path):
+    """(page name, <math> element) for every formula of the built pages."""
     for page in sorted(site.rglob("*.html")):
         if "_static" in page.relative_to(site).parts:
             continue
         name = page.relative_to(site).as_posix()
         for block in MATH.findall(page.read_text(encoding="utf-8")):
-            for c in needed_characters(block):
-                where.setdefault(c, set()).add(name)
+            yield name, block
+
+
+def site_characters(site: Path) -> dict[str, set[str]]:
+    """Every character the formulas of the built pages need, with the pages that need it."""
+    where: dict[str, set[str]] = {}
+    for name, block in _site_formulas(site):
+        for c in needed_characters(block):
+            where.setdefault(c, set()).add(name)
+    return where
+
+
+def site_constructions(site: Path) -> dict[tuple[str, str], set[str]]:
+    """Every (character, direction) the formulas of the built pages may grow, with the pages."""
+    where: dict[tuple[str, str], set[str]] = {}
+    for name, block in _site_formulas(site):
+        for c, axis in needed_constructions(block).items():
+            where.setdefault((c, axis), set()).add(name)
     return where
 
 
 @cache
-def font_characters(font: Path = FONT_FILE) -> frozenset[str]:
-    """The characters the font has a glyph for."""
+def _open_font(font: Path):
     from fontTools.ttLib import TTFont
 
     if not font.exists():
         raise MathFontMissesGlyphs(f"the math font {font} is missing: run tools/math_font.py")
-    return frozenset(chr(c) for c in TTFont(font).getBestCmap())
+    return TTFont(font)
+
+
+def font_characters(font: Path = FONT_FILE) -> frozenset[str]:
+    """The characters the font has a glyph for."""
+    return frozenset(chr(c) for c in _open_font(font).getBestCmap())
+
+
+def _has_outline(glyphs, name: str) -> bool:
+    from fontTools.pens.boundsPen import BoundsPen
+
+    if name not in glyphs:
+        return False
+    pen = BoundsPen(glyphs)
+    glyphs[name].draw(pen)
+    return pen.bounds is not None
+
+
+def construction_fault(c: str, axis: str, font: Path = FONT_FILE) -> str | None:
+    """Why the font cannot draw ``c`` larger in ``axis`` (None: it can): the MATH table's
+    size variants and assembly parts of its glyph, each of which must be in the font and
+    drawn (a cut that dropped them leaves a radical or a fence at text size)."""
+    opened = _open_font(font)
+    glyph = opened.getBestCmap().get(ord(c))
+    if glyph is None:
+        return "no glyph"
+    if "MATH" not in opened or opened["MATH"].table.MathVariants is None:
+        return "the font has no MATH table"
+    variants = opened["MATH"].table.MathVariants
+    coverage, constructions = (
+        (variants.VertGlyphCoverage, variants.VertGlyphConstruction)
+        if axis == VERTICAL
+        else (variants.HorizGlyphCoverage, variants.HorizGlyphConstruction)
+    )
+    if coverage is None or glyph not in coverage.glyphs:
+        return f"no {axis} size variants or assembly in the MATH table"
+    construction = constructions[coverage.glyphs.index(glyph)]
+    named = [record.VariantGlyph for record in construction.MathGlyphVariantRecord or ()]
+    if construction.GlyphAssembly is not None:
+        named += [part.glyph for part in construction.GlyphAssembly.PartRecords]
+    if len(named) < 2:
+        return f"no {axis} size variant beyond its plain glyph"
+    glyphs = opened.getGlyphSet()
+    absent = [name for name in named if not _has_outline(glyphs, name)]
+    return f"its {axis} variants {', '.join(absent)} are missing or empty" if absent else None
+
+
+def missing_glyphs(site: Path, font: Path = FONT_FILE) -> list[str]:
+    """What the built pages' formulas need and the font lacks, one line each, naming pages:
+    characters (a browser would draw them in another font) and size variants (a radical,
+    fence or large operator it would draw at text size, or not at all)."""
+    have = font_characters(font)
+
+    def where(c: str, pages) -> str:
+        return f"U+{ord(c):04X} {c} ({unicodedata.name(c, '?')}) on {', '.join(sorted(pages)[:3])}"
+
+    lines = [where(c, p) for c, p in sorted(site_characters(site).items()) if c not in have]
+    for (c, axis), pages in sorted(site_constructions(site).items()):
+        fault = construction_fault(c, axis, font) if c in have else None
+        if fault:
+            lines.append(f"{where(c, pages)}: {fault}")
+    return lines
 
 
 # --- the build --------------------------------------------------------------------------------
@@ -137,18 +314,14 @@ def font_characters(font: Path = FONT_FILE) -> frozenset[str]:
 def check_font_covers_the_book(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    have = font_characters()
-    missing = {c: pages for c, pages in site_characters(Path(app.outdir)).items() if c not in have}
+    missing = missing_glyphs(Path(app.outdir))
     if missing:
-        lines = [
-            f"U+{ord(c):04X} {c} ({unicodedata.name(c, '?')}) on {', '.join(sorted(p)[:3])}"
-            for c, p in sorted(missing.items())
-        ]
         raise MathFontMissesGlyphs(
-            "formulas use characters the book's math font lacks (a browser would draw them in "
-            "another font):\n  " + "\n  ".join(lines) + "\nWrite the font again from the built "
-            "site: .venv/bin/python tools/math_font.py (it needs Latin Modern Math: "
-            "apt-get install fonts-lmodern, or --source PATH/latinmodern-math.otf)"
+            "formulas need glyphs the book's math font lacks (a browser would draw them in "
+            "another font, or not grow them, or not draw them):\n  " + "\n  ".join(missing) + "\n"
+            "Write the font again from the built site: .venv/bin/python tools/math_font.py (it "
+            "needs Latin Modern Math: apt-get install fonts-lmodern, or --source "
+            "PATH/latinmodern-math.otf)"
         )
 
 
