@@ -110,6 +110,8 @@ NAME_KINDS: dict[str, Kind] = {
             "d_ff_classic",
             "n_subjects",
             "n_devices",
+            "d_key",
+            "slots",
         ),
         SIZE,
     ),
@@ -277,6 +279,12 @@ def _routing():
 
     p = _moe()
     return route(_x(6, 4), p.W_router, 2)
+
+
+def _product_keys():
+    from ffnbook.memory_layers import random_product_keys
+
+    return random_product_keys(4, 6)
 
 
 def _model(name="GPT-2 small"):
@@ -509,6 +517,25 @@ CASES: dict[str, Case] = {
     "ffnbook.gated.hidden_values": Case(lambda: dict(x=_x(), params=_gated())),
     "ffnbook.gated.parameter_budget_figure": Case(lambda: dict(d_model=8, d_ff_classic=12)),
     "ffnbook.gated.gate_histogram_figure": Case(lambda: dict(x=_x(), params=_gated())),
+    "ffnbook.memory_layers.random_product_keys": Case(lambda: dict(n=4, d_key=6)),
+    "ffnbook.memory_layers.product_key_topk": Case(
+        lambda: dict(query=np.linspace(-1, 1, 6), keys=_product_keys(), k=2),
+        kinds={"query": ARRAY, "keys": Obj("ProductKeys")},
+    ),
+    "ffnbook.memory_layers.exhaustive_topk": Case(
+        lambda: dict(query=np.linspace(-1, 1, 6), keys=_product_keys(), k=2),
+        kinds={"query": ARRAY, "keys": Obj("ProductKeys")},
+    ),
+    "ffnbook.memory_layers.memory_layer_cost": Case(lambda: dict(n=8, d_key=4, d_model=8, k=2)),
+    "ffnbook.memory_layers.dense_memory_cost": Case(lambda: dict(slots=64, d_model=8)),
+    "ffnbook.capacity.bits_per_fact": Case(lambda: dict(n_objects=32)),
+    "ffnbook.capacity.knowledge_bits": Case(lambda: dict(n_facts=10, n_objects=32), kinds={"n_facts": COUNT}),
+    "ffnbook.capacity.bits_per_parameter": Case(
+        lambda: dict(n_facts=10, n_objects=32, n_params=100), kinds={"n_facts": COUNT}
+    ),
+    "ffnbook.capacity.facts_at_capacity": Case(
+        lambda: dict(n_params=100, n_objects=32), kinds={"bits_per_param": POSITIVE}
+    ),
     "ffnbook.parallel.shard_ffn": Case(lambda: dict(params=_ffn(), n_devices=2)),
     "ffnbook.parallel.tensor_parallel_ffn": Case(lambda: dict(x=_x(), params=_ffn(), n_devices=2)),
     "ffnbook.parallel.row_split_ffn": Case(lambda: dict(x=_x(), params=_ffn(), n_devices=2)),

@@ -66,6 +66,16 @@ def gpt2_total() -> int:
     return (g.vocab_size + g.context_length) * d + g.n_layers * block + 2 * d
 
 
+def gpt2_xl_params() -> int:
+    """GPT-2 XL written out as gpt2_total writes GPT-2 small: tied head, learned positions, biases."""
+    g = m("GPT-2 XL")
+    d, f = g.d_model, g.d_ff
+    block = (4 * d * d + 4 * d) + (2 * d * f + f + d) + 2 * 2 * d
+    total = (g.vocab_size + g.context_length) * d + g.n_layers * block + 2 * d
+    assert round(total / 1e6) == 1558  # the size in the name of OpenAI's released checkpoint
+    return total
+
+
 def llama2_share() -> float:
     l2 = m("Llama-2 7B")
     d, f = l2.d_model, l2.d_ff
@@ -140,6 +150,8 @@ ANSWERS = {
     "cp_pr_llama3_share": ("compute", lambda: llama3_block_flops()[0] / sum(llama3_block_flops())),
     "kv_pr_gpt2_slots": ("key-value-memory", lambda: m("GPT-2 small").n_layers * m("GPT-2 small").d_ff),
     "kv_pr_edit_numbers": ("key-value-memory", lambda: m("GPT-2 XL").d_ff + m("GPT-2 XL").d_model),
+    # GPT-2 XL's parameters (1558M in OpenAI's README) at 2 bits each, over log2 1024 = 10 bits a fact.
+    "kv_pr_capacity_facts": ("key-value-memory", lambda: gpt2_xl_params() * 2 / 10),
     "moe_pr_mixtral_ffn_bytes": (
         "mixture-of-experts",
         lambda: (lambda x: x.n_layers * x.experts_per_token * 3 * x.d_model * x.d_ff * 2)(m("Mixtral 8x7B")),
@@ -245,6 +257,9 @@ GIVENS = {
     "kv_pr_gpt2_d_ff": ("key-value-memory", lambda: m("GPT-2 small").d_ff),
     "kv_pr_xl_d_model": ("key-value-memory", lambda: m("GPT-2 XL").d_model),
     "kv_pr_xl_d_ff": ("key-value-memory", lambda: m("GPT-2 XL").d_ff),
+    "kv_pr_xl_params": ("key-value-memory", gpt2_xl_params),
+    "kv_pr_cap_bits": ("key-value-memory", lambda: 2.0),  # Allen-Zhu and Li (2025), abstract
+    "kv_pr_cap_objects": ("key-value-memory", lambda: 1024),
     "moe_pr_mixtral_layers": ("mixture-of-experts", lambda: m("Mixtral 8x7B").n_layers),
     "moe_pr_mixtral_d_model": ("mixture-of-experts", lambda: m("Mixtral 8x7B").d_model),
     "moe_pr_mixtral_d_ff": ("mixture-of-experts", lambda: m("Mixtral 8x7B").d_ff),
@@ -289,6 +304,7 @@ TOLERANCE_KEYS = {
     "cp_pr_rounded": ("compute", ROUNDED),
     "cp_pr_exact": ("compute", EXACT),
     "kv_pr_exact": ("key-value-memory", EXACT),
+    "kv_pr_rounded": ("key-value-memory", ROUNDED),
     "moe_pr_rounded": ("mixture-of-experts", ROUNDED),
     "moe_pr_exact": ("mixture-of-experts", EXACT),
     "im_pr_rounded": ("implementation", ROUNDED),
