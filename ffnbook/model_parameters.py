@@ -551,3 +551,54 @@ def share_figure(names=FIGURE_MODELS) -> BookFigure:
         f"two-thirds. {shares}."
     )
     return BookFigure(fig, description)
+
+
+def moe_rows() -> list[dict]:
+    """Every mixture of experts of the fact sheet: its experts and its stored and active parameters.
+
+    Keys: ``model``, ``routed``, ``shared``, ``per_token`` (routed experts a
+    token uses), ``expert_width`` (``d_ff`` of one expert), ``moe_layers`` and
+    ``layers``, ``stored`` and ``active`` (:func:`parameter_breakdown`'s
+    totals), ``active_fraction`` and ``ffn_active_share`` (the experts' and
+    dense FFNs' share of what a token uses). In the sheet's order.
+
+    >>> [r["model"] for r in moe_rows()][:2]
+    ['Mixtral 8x7B', 'DeepSeek-V3']
+    """
+    from .models import load_models
+
+    rows = []
+    for model in load_models():
+        if not model.is_moe:
+            continue
+        b = parameter_breakdown(model)
+        rows.append({
+            "model": model.name, "routed": model.n_experts, "shared": model.n_shared_experts,
+            "per_token": model.experts_per_token, "expert_width": model.d_ff,
+            "moe_layers": model.n_moe_layers, "layers": model.n_layers,
+            "stored": b.total, "active": b.total_active, "active_fraction": b.total_active / b.total,
+            "ffn_active_share": b.ffn_active / b.total_active,
+        })
+    return rows
+
+
+def moe_table():
+    """:func:`moe_rows` as a table for a page (parameters in billions)."""
+    from .display import MarkdownTable
+
+    return MarkdownTable(
+        moe_rows(),
+        [
+            ("model", "model", "s"),
+            ("routed experts", "routed", "d"),
+            ("shared", "shared", "d"),
+            ("routed per token", "per_token", "d"),
+            ("expert width", "expert_width", ",d"),
+            ("MoE layers", "moe_layers", "d"),
+            ("of layers", "layers", "d"),
+            ("stored (B)", "stored", lambda n: f"{n / 1e9:.1f}"),
+            ("active (B)", "active", lambda n: f"{n / 1e9:.2f}"),
+            ("active share", "active_fraction", ".1%"),
+            ("FFN share of active", "ffn_active_share", ".1%"),
+        ],
+    )

@@ -374,3 +374,17 @@ def test_share_figure_alt_lists_the_shares():
     fig = mp.share_figure()
     gpt2 = mp.parameter_breakdown(get_model("GPT-2 small"))
     assert f"GPT-2 small: FFN {100 * gpt2.ffn_share:.0f}%" in fig.alt
+
+
+def test_moe_rows_cover_the_sheets_mixtures():
+    rows = {r["model"]: r for r in mp.moe_rows()}
+    assert list(rows) == [m.name for m in load_models() if m.is_moe]
+    # Llama 4 Maverick: 24 of 48 layers are MoE, 128 routed experts and 1 shared, one routed per token.
+    maverick = rows["Llama 4 Maverick"]
+    assert (maverick["routed"], maverick["shared"], maverick["per_token"]) == (128, 1, 1)
+    assert (maverick["moe_layers"], maverick["layers"], maverick["expert_width"]) == (24, 48, 8192)
+    b = mp.parameter_breakdown(get_model("Llama 4 Maverick"))
+    assert maverick["active_fraction"] == b.total_active / b.total
+    assert maverick["ffn_active_share"] == b.ffn_active / b.total_active
+    table = mp.moe_table()._repr_markdown_()
+    assert all(name in table for name in rows) and "400.7" in table  # Maverick stored, billions

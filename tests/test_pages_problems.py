@@ -164,6 +164,13 @@ ANSWERS = {
         "mixture-of-experts",
         lambda: (lambda x: (x.experts_per_token + x.n_shared_experts) * 3 * x.d_model * x.d_ff)(m("DeepSeek-V3")),
     ),
+    # Llama 4 Maverick: one routed and one shared expert in each MoE layer, the dense FFN elsewhere.
+    "moe_pr_maverick_ffn_active": (
+        "mixture-of-experts",
+        lambda: (
+            lambda v: v.n_moe_layers * 2 * 3 * v.d_model * v.d_ff + v.n_dense_layers * 3 * v.d_model * v.d_ff_dense
+        )(m("Llama 4 Maverick")),
+    ),
     "im_pr_init_bound": ("implementation", lambda: 1 / sqrt(m("GPT-2 small").d_model)),
     "im_pr_gpt2_ffn_bytes": (
         "implementation",
@@ -270,6 +277,12 @@ GIVENS = {
     "moe_pr_deepseek_d_ff": ("mixture-of-experts", lambda: m("DeepSeek-V3").d_ff),
     "moe_pr_deepseek_routed": ("mixture-of-experts", lambda: m("DeepSeek-V3").experts_per_token),
     "moe_pr_deepseek_shared": ("mixture-of-experts", lambda: m("DeepSeek-V3").n_shared_experts),
+    "moe_pr_maverick_moe_layers": ("mixture-of-experts", lambda: 24),  # every other of 48 layers
+    "moe_pr_maverick_dense_layers": ("mixture-of-experts", lambda: 24),
+    "moe_pr_maverick_d_model": ("mixture-of-experts", lambda: m("Llama 4 Maverick").d_model),
+    "moe_pr_maverick_expert_width": ("mixture-of-experts", lambda: m("Llama 4 Maverick").d_ff),
+    "moe_pr_maverick_dense_width": ("mixture-of-experts", lambda: m("Llama 4 Maverick").d_ff_dense),
+    "moe_pr_maverick_experts": ("mixture-of-experts", lambda: m("Llama 4 Maverick").n_experts),
     "im_pr_gpt2_layers": ("implementation", lambda: m("GPT-2 small").n_layers),
     "im_pr_gpt2_d_model": ("implementation", lambda: m("GPT-2 small").d_model),
     "im_pr_gpt2_d_ff": ("implementation", lambda: m("GPT-2 small").d_ff),
