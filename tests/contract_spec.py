@@ -119,7 +119,9 @@ NAME_KINDS: dict[str, Kind] = {
     **dict.fromkeys(("n_held_out", "ffn_sublayers", "attention_sublayers", "start"), COUNT),
     **dict.fromkeys(("position", "slot", "feature", "edited_position", "output_position", "index", "block"), INDEX),
     "seed": SEED,
-    **dict.fromkeys(("bias", "gated", "causal", "include_moe", "answer_only", "tied", "return_weights", "fused"), FLAG),
+    **dict.fromkeys(
+        ("bias", "gated", "causal", "include_moe", "answer_only", "tied", "return_weights", "fused", "mup"), FLAG
+    ),
     "cross_attention": FLAG.optional(),
     "tied_head": FLAG.optional(),
     "eps": Number(low=0),
@@ -528,6 +530,8 @@ CASES: dict[str, Case] = {
     ),
     "ffnbook.memory_layers.memory_layer_cost": Case(lambda: dict(n=8, d_key=4, d_model=8, k=2)),
     "ffnbook.memory_layers.dense_memory_cost": Case(lambda: dict(slots=64, d_model=8)),
+    "ffnbook.mup.first_step_output_change": Case(lambda: dict(d_model=4, d_ff=8, learning_rate=1e-3)),
+    "ffnbook.mup.width_sweep": Case(lambda: dict(d_model=4, widths=[8, 16], learning_rate=1e-3, mup=True)),
     "ffnbook.capacity.bits_per_fact": Case(lambda: dict(n_objects=32)),
     "ffnbook.capacity.knowledge_bits": Case(lambda: dict(n_facts=10, n_objects=32), kinds={"n_facts": COUNT}),
     "ffnbook.capacity.bits_per_parameter": Case(
