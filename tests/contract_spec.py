@@ -109,6 +109,9 @@ NAME_KINDS: dict[str, Kind] = {
             "v_head_dim",
             "d_ff_classic",
             "n_subjects",
+            "n_devices",
+            "d_key",
+            "slots",
         ),
         SIZE,
     ),
@@ -116,7 +119,9 @@ NAME_KINDS: dict[str, Kind] = {
     **dict.fromkeys(("n_held_out", "ffn_sublayers", "attention_sublayers", "start"), COUNT),
     **dict.fromkeys(("position", "slot", "feature", "edited_position", "output_position", "index", "block"), INDEX),
     "seed": SEED,
-    **dict.fromkeys(("bias", "gated", "causal", "include_moe", "answer_only", "tied", "return_weights"), FLAG),
+    **dict.fromkeys(
+        ("bias", "gated", "causal", "include_moe", "answer_only", "tied", "return_weights", "fused", "mup"), FLAG
+    ),
     "cross_attention": FLAG.optional(),
     "tied_head": FLAG.optional(),
     "eps": Number(low=0),
@@ -276,6 +281,12 @@ def _routing():
 
     p = _moe()
     return route(_x(6, 4), p.W_router, 2)
+
+
+def _product_keys():
+    from ffnbook.memory_layers import random_product_keys
+
+    return random_product_keys(4, 6)
 
 
 def _model(name="GPT-2 small"):
@@ -508,6 +519,47 @@ CASES: dict[str, Case] = {
     "ffnbook.gated.hidden_values": Case(lambda: dict(x=_x(), params=_gated())),
     "ffnbook.gated.parameter_budget_figure": Case(lambda: dict(d_model=8, d_ff_classic=12)),
     "ffnbook.gated.gate_histogram_figure": Case(lambda: dict(x=_x(), params=_gated())),
+    "ffnbook.memory_layers.random_product_keys": Case(lambda: dict(n=4, d_key=6)),
+    "ffnbook.memory_layers.product_key_topk": Case(
+        lambda: dict(query=np.linspace(-1, 1, 6), keys=_product_keys(), k=2),
+        kinds={"query": ARRAY, "keys": Obj("ProductKeys")},
+    ),
+    "ffnbook.memory_layers.exhaustive_topk": Case(
+        lambda: dict(query=np.linspace(-1, 1, 6), keys=_product_keys(), k=2),
+        kinds={"query": ARRAY, "keys": Obj("ProductKeys")},
+    ),
+    "ffnbook.memory_layers.memory_layer_cost": Case(lambda: dict(n=8, d_key=4, d_model=8, k=2)),
+    "ffnbook.memory_layers.dense_memory_cost": Case(lambda: dict(slots=64, d_model=8)),
+    "ffnbook.mup.first_step_output_change": Case(lambda: dict(d_model=4, d_ff=8, learning_rate=1e-3)),
+    "ffnbook.mup.width_sweep": Case(lambda: dict(d_model=4, widths=[8, 16], learning_rate=1e-3, mup=True)),
+    "ffnbook.capacity.bits_per_fact": Case(lambda: dict(n_objects=32)),
+    "ffnbook.capacity.knowledge_bits": Case(lambda: dict(n_facts=10, n_objects=32), kinds={"n_facts": COUNT}),
+    "ffnbook.capacity.bits_per_parameter": Case(
+        lambda: dict(n_facts=10, n_objects=32, n_params=100), kinds={"n_facts": COUNT}
+    ),
+    "ffnbook.capacity.facts_at_capacity": Case(
+        lambda: dict(n_params=100, n_objects=32), kinds={"bits_per_param": POSITIVE}
+    ),
+    "ffnbook.parallel.shard_ffn": Case(lambda: dict(params=_ffn(), n_devices=2)),
+    "ffnbook.parallel.tensor_parallel_ffn": Case(lambda: dict(x=_x(), params=_ffn(), n_devices=2)),
+    "ffnbook.parallel.row_split_ffn": Case(lambda: dict(x=_x(), params=_ffn(), n_devices=2)),
+    "ffnbook.parallel.pack_gate_up": Case(
+        lambda: dict(params=_gated(), packing="interleaved"), kinds={"packing": Choice()}
+    ),
+    "ffnbook.parallel.tensor_parallel_gated_ffn": Case(
+        lambda: dict(x=_x(), params=_gated(), n_devices=2), kinds={"packing": Choice().optional()}
+    ),
+    "ffnbook.parallel.ring_all_reduce": Case(
+        lambda: dict(vectors=np.arange(12.0).reshape(3, 4)), kinds={"vectors": FREE_ARRAY}
+    ),
+    "ffnbook.parallel.tensor_parallel_cost": Case(
+        lambda: dict(model=_model(), n_devices=2), kinds={"model": Obj("ModelConfig"), "dtype": Choice()}
+    ),
+    "ffnbook.parallel.glu_elementwise_values": Case(lambda: dict(d_ff=8, fused=True)),
+    "ffnbook.parallel.split_equals_whole": Case(lambda: dict(x=_x(), params=_ffn(), n_devices=2)),
+    "ffnbook.parallel.gated_split_error": Case(
+        lambda: dict(x=_x(), params=_gated(), n_devices=2), kinds={"packing": Choice().optional()}
+    ),
     "ffnbook.gated_torch.GatedFFN": Case(lambda: dict(d_model=4, d_ff=6)),
     "ffnbook.gated_torch.GatedFFN.forward": Case(
         lambda: dict(x=_tensor(2, 4)), kinds={"x": Tensor()}, target=lambda: _torch_module("gated").forward
@@ -521,7 +573,9 @@ CASES: dict[str, Case] = {
     "ffnbook.parameters.gated_ffn_param_count": Case(lambda: dict(d_model=8, d_ff=32)),
     "ffnbook.parameters.equal_parameter_width": Case(lambda: dict(d_ff_classic=3072), kinds={"d_ff_classic": POSITIVE}),
     "ffnbook.parameters.ffn_weights_in_d2": Case(lambda: dict(d_ff=32, d_model=8, gated=False)),
-    "ffnbook.parameters.attention_param_count": Case(lambda: dict(d_model=8, n_heads=2)),
+    "ffnbook.parameters.attention_param_count": Case(
+        lambda: dict(d_model=8, n_heads=2), kinds={"d_head": SIZE.optional()}
+    ),
     "ffnbook.parameters.count_module_parameters": Case(
         lambda: dict(module=_torch_module("ffn")), kinds={"module": Obj("torch module")}
     ),

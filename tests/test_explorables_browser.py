@@ -38,7 +38,9 @@ PAGES = {"width": "width", "parameters": "parameter-count", "compute": "compute"
 #: Every kind's page, with the neuron explorer, whose data the page glues (tests/test_units_explorer_browser.py).
 ALL_PAGES = {**PAGES, "units": "trained-ffn"}
 SCRIPTS = Path("_static") / "explorables"
-BUDGET_BYTES = 8 * 1024  # script + data, gzipped, per page
+#: Script + data, gzipped, per page. 8 KiB until the sheet grew from 19 to 25 models (issue 35):
+#: their rows alone add about 290 bytes of data to the parameter-count page and 230 to compute's.
+BUDGET_BYTES = 8.5 * 1024
 
 
 @pytest.fixture
