@@ -1103,6 +1103,7 @@ CASES: dict[str, Case] = {
             train_config=_train_config(),
             held_out_facts=_world().all_facts()[4:],
         ),
+        kinds={"initial_model": Obj("TinyTransformer").optional()},
         seconds=60,
     ),
     "ffnbook.tiny_transformer.first_step_reaching": Case(lambda: dict(history=_history(), key="recall", level=0.5)),
@@ -1159,9 +1160,28 @@ CASES: dict[str, Case] = {
         lambda: dict(at_init=_shares(), trained=_shares()), kinds={"at_init": Rows(), "trained": Rows()}
     ),
     "ffnbook.trained_ffn.kind_table": Case(
-        lambda: dict(by_site={(1, "query"): [_readings()]}), kinds={"by_site": Mapping()}
+        lambda: dict(by_site={(1, "query"): [_readings()]}),
+        kinds={"by_site": Mapping(), "at_init": Mapping().optional()},
     ),
-    "ffnbook.trained_ffn.capacity_table": Case(lambda: dict(rows=_capacity_rows())),
+    "ffnbook.trained_ffn.capacity_table": Case(lambda: dict(rows=_capacity_rows()), kinds={"step": COUNT.optional()}),
+    "ffnbook.trained_ffn.unit_gains": Case(
+        lambda: dict(rows=_capacity_rows(), d_ff=8), kinds={"step": COUNT.optional(), "n_facts": SIZE.optional()}
+    ),
+    "ffnbook.trained_ffn.object_score_grid": Case(
+        lambda: dict(model=_transformer(), world=_world(), n_contexts=1, seed=0),
+        kinds={"model": Obj("TinyTransformer"), "ffns": Choice()},
+    ),
+    "ffnbook.trained_ffn.ffn_against_affine": Case(
+        lambda: dict(model=_transformer(), world=_world(), prompts=_prompts(), block=1),
+        kinds={"model": Obj("TinyTransformer")},
+    ),
+    "ffnbook.trained_ffn.knowledge_bits": Case(
+        lambda: dict(model=_transformer(), world=_world(), facts=_world().all_facts()),
+        kinds={"model": Obj("TinyTransformer")},
+    ),
+    "ffnbook.tiny_transformer.parameter_count": Case(lambda: dict(config=_transformer().config)),
+    "ffnbook.tiny_transformer.matched_width_without_ffn": Case(lambda: dict(config=_transformer().config)),
+    "ffnbook.tiny_transformer.numerical_environment": Case(),
     "ffnbook.trained_ffn.answer_activations": Case(
         lambda: dict(model=_transformer(), prompts=_prompts(), n_contexts=2),
         kinds={"model": Obj("TinyTransformer"), "where": Choice()},
@@ -1290,7 +1310,21 @@ CASES: dict[str, Case] = {
             "confidence": Number(0, 1, low_open=True, high_open=True),
         },
     ),
-    "ffnbook.controls.spread": Case(lambda: dict(values=[0.5, 0.75]), kinds={"values": SeqOf(Number())}),
+    "ffnbook.controls.spread": Case(
+        lambda: dict(values=[0.5, 0.75]),
+        kinds={"values": SeqOf(Number()), "confidence": Number(0, 1, low_open=True, high_open=True)},
+    ),
+    "ffnbook.controls.binomial_power": Case(
+        lambda: dict(n=20, chance=0.25, true_rate=0.5),
+        kinds={name: Number(0, 1, low_open=True, high_open=True) for name in ("chance", "true_rate", "alpha")},
+    ),
+    "ffnbook.controls.additive_part": Case(lambda: dict(scores=_x(2, 3, 4)), kinds={"scores": FREE_ARRAY}),
+    "ffnbook.controls.grid_recall": Case(
+        lambda: dict(
+            scores=_x(*_world().objects.shape, _world().n_objects), world=_world(), facts=_world().all_facts()
+        ),
+        kinds={"scores": Array()},
+    ),
     "ffnbook.controls.recall_table": Case(lambda: dict(entries=[("chance", 0.25)]), kinds={"entries": SeqOf(Kind())}),
     # facts for activation patching; replicas trained together
     "ffnbook.facts.swap_facts": Case(

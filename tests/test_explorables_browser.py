@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from sitecheck import AXE_JS, browser_api, glued, soup_of
+from sitecheck import AXE_JS, SCHEMES, browser_api, glued, soup_of
 
 from ffnbook import explorables, model_parameters, width
 from ffnbook.models import get_model, load_models
@@ -420,7 +420,7 @@ def test_the_page_ships_exactly_ffnbooks_data(site):
         assert shipped == json.loads(json.dumps(explorables.explorable_data(kind)))
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("kind", explorables.KINDS)
 def test_no_axe_violations_before_and_after_moving_the_controls(open_page, kind, scheme):
     if not AXE_JS.exists():

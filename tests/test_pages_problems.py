@@ -108,7 +108,11 @@ def binomial_tail(k: int, n: int, p: float) -> float:
 
 #: The trained-FFN capacity sweep's vocabulary: the query token, 16 filler tokens, 32 subjects,
 #: 16 relations and 32 objects (the page's world of 512 facts).
-CAPACITY_VOCAB = 1 + 16 + 32 + 16 + 32
+def capacity_vocab(site) -> int:
+    """The capacity world's vocabulary: the query token, the fillers, subjects, relations and objects."""
+    parts = ("tr_n_filler", "tr_cap_subjects", "tr_cap_relations", "tr_cap_objects")
+    return 1 + sum(int(glued(site, "trained-ffn", key)) for key in parts)
+
 
 #: Every problem's answer key -> (page, its value recomputed independently; from the
 #: page's own glued givens where the answer is a function of them).
@@ -198,14 +202,25 @@ ANSWERS = {
     ),
     "tr_pr_cap_params": (
         "trained-ffn",
-        lambda: (lambda v, t, d, f: (2 * v + t) * d + 4 * d * d + 2 * d * f + f + d)(CAPACITY_VOCAB, 3, 32, 128),
+        lambda site: (lambda v, t, d, f: (2 * v + t) * d + 4 * d * d + 2 * d * f + f + d)(
+            capacity_vocab(site),
+            3,  # subject, relation, →
+            glued(site, "trained-ffn", "tr_d_model"),
+            glued(site, "trained-ffn", "tr_cap_wide"),
+        ),
     ),
     "tr_pr_gain": (
         "trained-ffn",
         lambda site: (
-            (glued(site, "trained-ffn", "tr_cap_wide_recall") - glued(site, "trained-ffn", "tr_cap_none"))
+            (glued(site, "trained-ffn", "tr_cap_wide_end") - glued(site, "trained-ffn", "tr_cap_none_end"))
             * glued(site, "trained-ffn", "tr_cap_facts")
             / glued(site, "trained-ffn", "tr_cap_wide")
+        ),
+    ),
+    "tr_pr_bits": (  # the world's bits at two bits per parameter (Allen-Zhu and Li's capacity)
+        "trained-ffn",
+        lambda site: (
+            glued(site, "trained-ffn", "tr_cap_facts") * math.log2(glued(site, "trained-ffn", "tr_cap_objects")) / 2
         ),
     ),
 }
@@ -296,10 +311,10 @@ GIVENS = {
     "su_pr_gpt3_layers": ("summary", lambda: m("GPT-3 175B").n_layers),
     "su_pr_gpt3_d_model": ("summary", lambda: m("GPT-3 175B").d_model),
     "su_pr_gpt3_d_ff": ("summary", lambda: m("GPT-3 175B").d_ff),
-    "tr_pr_cap_vocab": ("trained-ffn", lambda: CAPACITY_VOCAB),
+    "tr_pr_cap_vocab": ("trained-ffn", capacity_vocab),
     "tr_pr_cap_seq_len": ("trained-ffn", lambda: 3),
-    "tr_pr_gain_none": ("trained-ffn", lambda site: glued(site, "trained-ffn", "tr_cap_none")),
-    "tr_pr_gain_wide": ("trained-ffn", lambda site: glued(site, "trained-ffn", "tr_cap_wide_recall")),
+    "tr_pr_gain_none": ("trained-ffn", lambda site: glued(site, "trained-ffn", "tr_cap_none_end")),
+    "tr_pr_gain_wide": ("trained-ffn", lambda site: glued(site, "trained-ffn", "tr_cap_wide_end")),
 }
 
 #: Each page's tolerance keys -> the policy they must glue.

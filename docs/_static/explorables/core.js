@@ -79,7 +79,7 @@
     pct: (v) => (v == null ? "not computed" : (100 * v).toFixed(1) + "%"),
     x: (v) => (v == null ? "not computed" : +v.toPrecision(4) + "\u00d7"),
     ratio: (v) => String(+v.toFixed(4)),
-    b: (v) => (v / 1e9).toFixed(2) + " billion",
+    b: (v) => (v / 1e9).toFixed(2) + "\u00a0billion", // never "46.70" at a line's end and "billion" below
   };
   const esc = (t) => String(t).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   let serial = 0;
