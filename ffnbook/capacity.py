@@ -16,7 +16,7 @@ import math
 
 from ._checks import require_nonnegative_int, require_number, require_positive_int
 
-#: Allen-Zhu and Li (2025, abstract): language models "can and only can store 2 bits of
+#: Allen-Zhu and Li (2025, abstract); language models "can and only can store 2 bits of
 #: knowledge per parameter", the peak ratio of their controlled experiments...
 BITS_PER_PARAMETER = 2.0
 #: ...reached when each fact is seen this many times in training (Figure 1 of the paper)...

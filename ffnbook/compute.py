@@ -281,11 +281,9 @@ def model_crossover(model, *, mla_form: str = "unabsorbed") -> dict:
     confirm, with the reason in ``note``.
 
     Also reported: ``context_length`` (the pre-training context, ``None`` if the
-    sheet does not give it), ``attention_window`` (the window every layer keeps
-    to, ``None`` if some or all layers attend to the whole context; a window on
-    only some layers is named in ``note``), ``attention_span`` (the most
-    positions a token's attention reaches: that window if there is one, else
-    the context),
+    sheet does not give it), ``attention_window`` (a window every layer keeps to,
+    else ``None``; one on some layers only is in ``note``), ``attention_span``
+    (the most positions a token's attention reaches: that window, else the context),
     ``beyond_context`` (whether the crossover lies beyond the training context)
     and ``reachable`` (whether any token's score cost can reach the FFN's
     within the span; ``False`` for a window shorter than the crossover).
@@ -316,7 +314,6 @@ def model_crossover(model, *, mla_form: str = "unabsorbed") -> dict:
         "note": "",
         "context_length": model.context_length,
         "attention_span": model.attention_span,
-        # A window that every layer keeps to; one that only some layers keep to is in the note.
         "attention_window": model.attention_window if model.window_on_every_layer else None,
         "beyond_context": None,
         "reachable": None,
@@ -334,8 +331,7 @@ def model_crossover(model, *, mla_form: str = "unabsorbed") -> dict:
     elif model.window_on_every_layer:
         row["note"] = "sliding window"
     elif model.attention_window is not None:
-        row["note"] = (f"window {model.attention_window:,} on {model.windowed_layers} of {model.n_layers} layers; "
-                       "the others full")
+        row["note"] = f"window {model.attention_window:,} on {model.windowed_layers} of {model.n_layers} layers; the others full"
     crossover = crossover_length(ffn, model.n_heads, d_head, d_head_v)
     row.update(
         d_attn=model.n_heads * d_head,

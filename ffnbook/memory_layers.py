@@ -19,16 +19,16 @@ import numpy as np
 
 from ._checks import as_float_array, require_positive_int, require_seed
 
-#: Lample et al. (2019, abstract): a model of 12 layers with a memory layer outperforms a
+#: Lample et al. (2019, abstract); a model of 12 layers with a memory layer outperforms a
 #: baseline transformer of 24 layers (and is faster at inference).
 LAMPLE_LAYERS = (12, 24)
-#: Berges et al. (2025, abstract): memory layers of up to 128B parameters, models pretrained on
+#: Berges et al. (2025, abstract); memory layers of up to 128B parameters, models pretrained on
 #: 1 trillion tokens, beside base models of up to 8B parameters.
 BERGES_MEMORY_PARAMS, BERGES_TOKENS, BERGES_BASE_PARAMS = 128e9, 1e12, 8e9
-#: Berges et al. (2025, abstract): their models outperform dense models with more than twice
+#: Berges et al. (2025, abstract); their models outperform dense models with more than twice
 #: the computation budget.
 BERGES_DENSE_COMPUTE_RATIO = 2
-#: He (2024, abstract): a PEER layer retrieves from a pool of over a million tiny experts.
+#: He (2024, abstract); a PEER layer retrieves from a pool of over a million tiny experts.
 PEER_EXPERTS = 1_000_000
 
 

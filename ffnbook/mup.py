@@ -20,7 +20,7 @@ import numpy as np
 
 from ._checks import require_bool, require_number, require_positive_int, require_seed, require_sequence
 
-#: Yang et al. (2021, abstract): hyperparameters tuned on a 40M-parameter proxy and transferred
+#: Yang et al. (2021, abstract); hyperparameters tuned on a 40M-parameter proxy and transferred
 #: to the 6.7B GPT-3 model outperform its published numbers, at 7% of its pretraining cost.
 PROXY_PARAMS, TARGET_PARAMS, TUNING_COST_SHARE = 40e6, 6.7e9, 0.07
 

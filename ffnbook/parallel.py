@@ -224,7 +224,7 @@ class TensorParallelCost(NamedTuple):
 
     model: str
     n_devices: int
-    values_per_token: int  #: numbers all-reduced per token: the output, d_model
+    values_per_token: int  #: numbers all-reduced per token (the output, d_model of them)
     bytes_sent_per_device: float  #: by a ring all-reduce, per token, in the dtype
     ffn_flops_per_device: float  #: the FFN's multiply-adds times two, per token, one device's share
     flops_per_byte: float  #: ffn_flops_per_device / bytes_sent_per_device

@@ -112,6 +112,8 @@ NAME_KINDS: dict[str, Kind] = {
             "n_devices",
             "d_key",
             "slots",
+            "d_in",
+            "n_outliers",
         ),
         SIZE,
     ),
@@ -532,6 +534,30 @@ CASES: dict[str, Case] = {
     "ffnbook.memory_layers.dense_memory_cost": Case(lambda: dict(slots=64, d_model=8)),
     "ffnbook.mup.first_step_output_change": Case(lambda: dict(d_model=4, d_ff=8, learning_rate=1e-3)),
     "ffnbook.mup.width_sweep": Case(lambda: dict(d_model=4, widths=[8, 16], learning_rate=1e-3, mup=True)),
+    "ffnbook.compression.quantize": Case(
+        lambda: dict(x=np.array([[0.5, -1.0], [0.2, 0.1]]), bits=8),
+        kinds={"x": FREE_ARRAY, "bits": SIZE, "axis": None},
+        why="axis: None, 0 or 1 (checked by hand in tests/test_compression.py)",
+    ),
+    "ffnbook.compression.outlier_features": Case(lambda: dict(d_in=8, n_outliers=2)),
+    "ffnbook.compression.outlier_inputs": Case(
+        lambda: dict(n_tokens=4, d_in=8, n_outliers=2, outlier_scale=10.0), kinds={"outlier_scale": POSITIVE}
+    ),
+    "ffnbook.compression.smoothing_scales": Case(
+        lambda: dict(x=np.ones((3, 4)), W=np.ones((4, 2))), kinds={"W": FREE_ARRAY, "alpha": Number(0, 1)}
+    ),
+    "ffnbook.compression.relative_error": Case(
+        lambda: dict(approximate=np.ones((2, 2)), exact=np.ones((2, 2))),
+        kinds={"approximate": ARRAY, "exact": ARRAY},
+    ),
+    "ffnbook.compression.w8a8_error": Case(
+        lambda: dict(x=np.ones((3, 4)), W=np.ones((4, 2))),
+        kinds={"W": FREE_ARRAY, "smooth": FLAG, "alpha": Number(0, 1), "bits": SIZE},
+    ),
+    "ffnbook.compression.prune": Case(
+        lambda: dict(W=np.ones((4, 2)), x=np.ones((3, 4))),
+        kinds={"W": FREE_ARRAY, "score": Choice(), "pattern": Choice()},
+    ),
     "ffnbook.capacity.bits_per_fact": Case(lambda: dict(n_objects=32)),
     "ffnbook.capacity.knowledge_bits": Case(lambda: dict(n_facts=10, n_objects=32), kinds={"n_facts": COUNT}),
     "ffnbook.capacity.bits_per_parameter": Case(

@@ -68,6 +68,7 @@ ALLOWED_PHRASES = (
     r"\bv\d+(?:\.\d+)+\b",  # a release's version name ("Mistral 7B v0.1"), not a quantity
     r"\bin millions\b",  # a unit on an axis, not a number
     r"\btop-[12] routing\b",
+    r"\b2:4\b",  # the name of a sparsity pattern (two of every four weights; NVIDIA's sparse Tensor Cores)
     r"\b2/3 rule\b",
     r"\bSwish-1\b",  # names of methods (glossary aliases)
     r"\bLLM\.int8\(\)",  # the name of a method (Dettmers et al. 2022)
