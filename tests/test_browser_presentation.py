@@ -10,12 +10,11 @@ missing; .ci/run installs Chromium so CI runs these.
 from __future__ import annotations
 
 import pytest
-from sitecheck import browser_api
+from sitecheck import SCHEMES, browser_api
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 DESKTOP = {"viewport": {"width": 1366, "height": 900}}
 DEVICES = {"phone": PHONE, "desktop": DESKTOP}
-SCHEMES = ("light", "dark")
 
 pytestmark = pytest.mark.build
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from urllib.parse import urlparse
 
 import pytest
-from sitecheck import AXE_JS, axe_in_page, browser_api, soup_of
+from sitecheck import AXE_JS, SCHEMES, axe_in_page, browser_api, soup_of
 
 pytestmark = pytest.mark.build
 browser_api()  # skips this module where Chromium or Playwright is missing
@@ -77,7 +77,7 @@ def test_the_script_is_only_on_pages_whose_previews_were_written(site):
     assert 0 < with_script < len(pages)
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 def test_hover_shows_the_figure_fetched_on_first_use(browser, scheme):
     context, page = open_page(browser, FIGURE_PAGE, DESKTOP, scheme)
     try:
@@ -123,7 +123,7 @@ def test_keyboard_focus_shows_the_preview_and_escape_closes_it(browser):
         context.close()
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 def test_on_a_phone_the_first_tap_shows_and_the_second_follows(browser, scheme):
     context, page = open_page(browser, FIGURE_PAGE, PHONE, scheme, touch=True)
     try:
@@ -154,7 +154,7 @@ def test_on_a_phone_the_first_tap_shows_and_the_second_follows(browser, scheme):
         context.close()
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 def test_no_axe_violation_with_a_preview_open(browser, scheme):
     if not AXE_JS.exists():
         pytest.skip("axe-core is not installed (make test installs tests/node)")

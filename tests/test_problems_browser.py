@@ -20,7 +20,7 @@ import random
 from pathlib import Path
 
 import pytest
-from sitecheck import AXE_JS, axe_in_page, browser_api, chapter_order, soup_of
+from sitecheck import AXE_JS, SCHEMES, axe_in_page, browser_api, chapter_order, soup_of
 from test_problems import ACCEPTED, REFUSED
 
 from ffnbook.problems import EXACT, AnswerError, parse_answer
@@ -198,7 +198,13 @@ def check(page, box, typed: str) -> tuple[str, bool]:
     return verdict, field.get_attribute("aria-invalid") == "true"
 
 
-@pytest.mark.parametrize("name", chapter_order())
+#: The every-page matrix: make test checks the page the other tests here use, make test-full every page.
+PROBLEM_PAGES = [
+    name if name == "gated-ffn" else pytest.param(name, marks=pytest.mark.full) for name in chapter_order()
+]
+
+
+@pytest.mark.parametrize("name", PROBLEM_PAGES)
 def test_every_problem_takes_its_answer_in_every_form_and_refuses_others(site, browser, server, name):
     boxes = soup_of(site, name).select("div.ffn-problem")
     if not boxes:
@@ -253,7 +259,7 @@ def test_keyboard_alone_answers_and_opens_hint_and_solution(page):
 
 
 @pytest.mark.skipif(not AXE_JS.exists(), reason="axe-core is not installed (make test installs tests/node)")
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 def test_no_axe_violation_after_answering(browser, server, scheme):
     context = browser.new_context(viewport={"width": 1366, "height": 900}, color_scheme=scheme)
     page = context.new_page()

@@ -112,6 +112,44 @@ def test_jupyter_clients_private_hooks_the_kernel_pool_overrides():
         assert name in inspect.getsource(LocalProvisioner), name
 
 
+def test_nbclient_asks_for_signal_handlers_and_goes_on_when_the_loop_refuses():
+    """bookext.kernels.ExecutorLoop refuses signal handlers, so that a signal stops every page at
+    once (StopOnSignal) rather than one kernel (nbclient's handler, one per client, each replacing
+    the last). nbclient's ``async_setup_kernel`` asks for SIGINT and SIGTERM handlers and must take
+    the RuntimeError as "not possible here" (as it does outside the main thread), on entering and
+    on leaving."""
+    import asyncio
+    import signal
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    from bookext.kernels import ExecutorLoop
+
+    asked = []
+
+    class RecordingLoop(ExecutorLoop):
+        def add_signal_handler(self, sig, callback, *args):
+            asked.append(sig)
+            return super().add_signal_handler(sig, callback, *args)
+
+    class RunningKernel:  # a kernel manager whose kernel is running: nothing is started
+        has_kernel = True
+
+    client = NotebookClient(nbformat.v4.new_notebook(), km=RunningKernel())
+    client.kc = object()  # a connected client: none is made
+    entered = []
+
+    async def setup_and_leave() -> None:
+        async with client.async_setup_kernel():
+            entered.append(True)
+
+    with asyncio.Runner(loop_factory=RecordingLoop) as runner:
+        runner.run(setup_and_leave())
+    assert asked and set(asked) <= {signal.SIGINT, signal.SIGTERM}  # refused at the first
+    assert entered == [True]
+
+
 # --- Sphinx ------------------------------------------------------------------------------------
 
 

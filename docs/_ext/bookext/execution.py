@@ -94,6 +94,12 @@ How it works
   A failed page leaves no record (only a note for this build's reader), so it executes
   again. The Makefile deletes the saved environment when a build fails, so the next build
   reports the warnings of pages it would otherwise not re-read.
+* **Stopping.** A build that ends before reading is done (a failing page, an error) stops
+  the executor with SIGTERM; Ctrl-C (SIGINT to the process group) and SIGTERM stop it
+  themselves, and so does the end of the build's process. Stopped, it kills every kernel,
+  closes the template (its folder removed), starts no other page and reports none it cut
+  short: only pages that failed on their own are reported (:class:`bookext.kernels.StopOnSignal`).
+  After reading, the executor has run every page and ends by itself; it is waited for.
 * **Quiet kernels.** Kernels log errors only (an IPython profile in the build folder):
   each start would otherwise warn that local TCP is not encrypted, hiding real warnings.
 """
@@ -164,6 +170,7 @@ class Build:
     executed: dict = field(default_factory=dict)  # docname -> (code hash, Result), run by this process
     pending: dict = field(default_factory=dict)  # docname -> code hash, run by the executor process
     executor: tuple[int, int] | None = None  # that process: (pid, pidfd)
+    process: int = field(default_factory=os.getpid)  # the build's own (Sphinx's main) process
 
     def finished(self, docname: str, code: str, outcome, *, reported: bool) -> Result:
         """Record an execution: for the next builds (a success) and for this build's readers."""
@@ -200,21 +207,26 @@ class Build:
         _, pidfd = self.executor
         while True:
             ended = bool(select.select([pidfd], [], [], 0.05)[0])  # before looking: no result is missed
-            failure = self.store.read_failure(docname)
-            if failure and failure.get("build") == self.token and failure.get("code") == code:
-                return Result(
-                    None,
-                    failure["error"],
-                    failure["traceback"],
-                    failure["started"],
-                    failure["seconds"],
-                    failure["reported"],
-                )
-            record = self.store.read(docname)
-            if record and record.get("build") == self.token and record.get("code") == code:
-                return Result(record)
-            if ended:
-                return None  # the executor is gone without a result: the reader executes the page
+            result = self.recorded(docname, code)
+            if result is not None or ended:
+                return result  # None: the executor is gone without a result, the reader executes the page
+
+    def recorded(self, docname: str, code: str) -> Result | None:
+        """The result the executor recorded for this code of the page in this build, if any yet."""
+        failure = self.store.read_failure(docname)
+        if failure and failure.get("build") == self.token and failure.get("code") == code:
+            return Result(
+                None,
+                failure["error"],
+                failure["traceback"],
+                failure["started"],
+                failure["seconds"],
+                failure["reported"],
+            )
+        record = self.store.read(docname)
+        if record and record.get("build") == self.token and record.get("code") == code:
+            return Result(record)
+        return None
 
     def usable_record(self, docname: str, notebook) -> dict | None:
         """The page's record if it can give this notebook its outputs; else it is discarded."""
@@ -308,6 +320,9 @@ def _execute(build: Build, runs: list, *, jobs: int, preload: list[str] | None, 
             env=build.threads,
             report=report,
             note=note,
+            # A process forked from the build's (the executor, Sphinx's parallel readers)
+            # executes only while the build runs: killed, it can no longer use the results.
+            owner=build.process if os.getpid() != build.process else None,
         )
     finally:
         for run in runs:
@@ -395,8 +410,12 @@ def _execute_outdated_notebooks(app: Sphinx, env, docnames: list[str]) -> None:
     if pid == 0:
         status = 1
         try:
+            # Stopped by SIGINT or SIGTERM (Ctrl-C reaches the whole process group), or when
+            # the build's process ends without stopping it (killed): see kernels.StopOnSignal.
             execute_all()
             status = 0
+        except KeyboardInterrupt:  # Ctrl-C: its kernels are gone; Sphinx says it was interrupted
+            status = 128 + signal.SIGINT
         except BaseException:  # noqa: BLE001 - reported, then the readers execute what is missing
             traceback.print_exc()
         finally:
@@ -414,17 +433,45 @@ def _can_fork() -> bool:
     return hasattr(os, "fork") and hasattr(os, "pidfd_open") and threading.active_count() == 1
 
 
-def _join_executor(app: Sphinx, *_) -> None:
-    """After reading (or when the build stops): the executor has nothing left to do, or must stop."""
+#: How long the executor may take to end once every page it ran has its result (its
+#: kernels shutting down, the template closing: well under a second) before it is stopped.
+EXECUTOR_TEARDOWN_SECONDS = 30
+#: How long a stopped executor may take to kill its kernels and exit before it is killed.
+EXECUTOR_STOP_SECONDS = 10
+
+
+def _join_executor(app: Sphinx, env) -> None:
+    """After reading: the executor has run every page it had (each page's reader waited for
+    its result) and is ending by itself; it is stopped at once only if it still runs a page
+    no reader waits for (edited during the build, so its reader executed it)."""
     build = _BUILD
-    if build is None or build.executor is None:
-        return
+    if build is not None and build.executor is not None:
+        unfinished = [d for d, code in build.pending.items() if build.recorded(d, code) is None]
+        _end_executor(build, grace=0 if unfinished else EXECUTOR_TEARDOWN_SECONDS)
+
+
+def _stop_executor(app: Sphinx, exception) -> None:
+    """When the build ends before reading is done (a failing page, an error): the executor stops
+    now, its kernels killed, and no page it cut short is reported."""
+    build = _BUILD
+    if build is not None and build.executor is not None:
+        _end_executor(build, grace=0)
+
+
+def _end_executor(build: Build, *, grace: float) -> None:
+    """Wait ``grace`` seconds for the executor to end; then stop it with SIGTERM (it kills its
+    kernels and exits: kernels.StopOnSignal), and kill it if that takes too long."""
     pid, pidfd = build.executor
     build.executor = None
-    if not select.select([pidfd], [], [], 0)[0]:  # still running: the build stopped early
-        os.kill(pid, signal.SIGTERM)
-    os.waitpid(pid, 0)
-    os.close(pidfd)
+    try:
+        for signum, seconds in ((None, grace), (signal.SIGTERM, EXECUTOR_STOP_SECONDS), (signal.SIGKILL, None)):
+            if signum is not None:
+                signal.pidfd_send_signal(pidfd, signum)
+            if select.select([pidfd], [], [], seconds)[0]:
+                break
+        os.waitpid(pid, 0)
+    finally:
+        os.close(pidfd)
 
 
 def imported_packages(app: Sphinx, docname: str) -> list[str] | None:
@@ -556,5 +603,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("env-purge-doc", _forget_shown)
     app.connect("env-merge-info", _merge_shown)
     app.connect("env-updated", _join_executor)
-    app.connect("build-finished", _join_executor)
+    app.connect("build-finished", _stop_executor)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -18,6 +18,13 @@ so that the probe is installed either way.
 :func:`execute_notebooks` runs notebooks concurrently (longest expected first) and returns,
 for each, the executed notebook and what the probe saw: the project's modules it
 imported, the files it read and wrote, the folders it listed.
+
+Stopping: SIGINT (Ctrl-C), SIGTERM, or the end of the process that asked for the
+execution stops it at once (:class:`StopOnSignal`): no page is reported, failed or
+succeeded, that the stop cut short; every kernel is killed, the template closed and its
+folder removed; then the signal takes its ordinary course. nbclient's own signal handlers
+are refused (:class:`ExecutorLoop`): each client installs one that shuts down a single
+kernel (whichever started last), leaving the other pages running.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import uuid
@@ -168,6 +176,7 @@ class ForkProvisioner(LocalProvisioner):
 
     pool: KernelPool | None = None
     extra_env: dict[str, str] = {}
+    launched: list[ForkProvisioner] | None = None  # every kernel this execution started (StopOnSignal)
     forked = False
 
     def _finalize_env(self, env: dict[str, str]) -> None:
@@ -182,13 +191,33 @@ class ForkProvisioner(LocalProvisioner):
         if forked is None:
             if _is_ipykernel(cmd):  # the same kernel, with the probe installed first
                 cmd = [cmd[0], str(TEMPLATE), "kernel", *cmd[3:]]
-            return await super().launch_kernel(cmd, **kwargs)
+            info = await super().launch_kernel(cmd, **kwargs)
+            self._note_launched()
+            return info
         self.pid, pidfd = forked
         self.forked = True
         self.process = ForkedKernel(self.pid, pidfd)
         self.pgid = self.pid  # the child called setsid()
         self.cwd = kwargs.get("cwd", Path.cwd())
+        self._note_launched()
         return self.connection_info
+
+    def _note_launched(self) -> None:
+        if self.launched is not None:
+            self.launched.append(self)
+
+    def kill_now(self) -> None:
+        """Kill the kernel and its process group at once, from outside any coroutine."""
+        process = self.process
+        if process is None or process.poll() is not None:
+            return  # gone (and reaped): its group number may belong to someone else now
+        try:
+            os.killpg(self.pgid, signal.SIGKILL)  # the kernel and whatever the page started
+        except (OSError, TypeError):
+            try:
+                process.kill()
+            except OSError:
+                pass  # it ended meanwhile
 
     async def send_signal(self, signum: int) -> None:
         if isinstance(self.process, ForkedKernel) and self.process.poll() is not None:
@@ -252,9 +281,16 @@ async def _first(channel, deadline: float, wanted, patience: float = 1.0):
     return None
 
 
-def manager_class(pool: KernelPool | None, env: dict[str, str] | None = None) -> type[AsyncKernelManager]:
-    """An AsyncKernelManager whose kernels come from ``pool`` (or start the ordinary way), ``env`` added."""
-    provisioner_class = type("BoundForkProvisioner", (ForkProvisioner,), {"pool": pool, "extra_env": dict(env or {})})
+def manager_class(
+    pool: KernelPool | None, env: dict[str, str] | None = None, launched: list | None = None
+) -> type[AsyncKernelManager]:
+    """An AsyncKernelManager whose kernels come from ``pool`` (or start the ordinary way), ``env``
+    added; each kernel's provisioner is appended to ``launched``."""
+    provisioner_class = type(
+        "BoundForkProvisioner",
+        (ForkProvisioner,),
+        {"pool": pool, "extra_env": dict(env or {}), "launched": launched},
+    )
 
     class Manager(AsyncKernelManager):
         client_factory = Type(PromptlyReadyClient, klass=AsyncKernelClient)
@@ -361,6 +397,118 @@ async def _execute(run: Run, places: tuple, manager: type, limit: asyncio.Semaph
         )
 
 
+# --- stopping --------------------------------------------------------------------------------
+
+
+class ExecutorLoop(asyncio.SelectorEventLoop):
+    """The event loop notebooks execute on, which takes no signal handler.
+
+    nbclient's ``NotebookClient.async_setup_kernel`` installs a SIGINT and a SIGTERM handler
+    per client that shuts down that client's kernel. With several pages on one loop, each
+    client replaces the last one's handler and the first to finish removes the handler of
+    whichever is still running: a signal shuts down one arbitrary kernel in the middle of
+    its page (reported as that page's failure) and leaves the other pages running. nbclient
+    takes a RuntimeError from ``add_signal_handler`` for "not the main thread" and goes on
+    without (tests/test_upstream_contracts.py checks that it still does);
+    :class:`StopOnSignal` handles both signals for every kernel at once.
+    """
+
+    def add_signal_handler(self, sig, callback, *args):
+        raise RuntimeError("the notebook executor handles SIGINT and SIGTERM itself (bookext.kernels.StopOnSignal)")
+
+
+class ExecutionStopped(Exception):
+    """Execution was stopped by a signal whose handler did not end the process."""
+
+
+class StopOnSignal:
+    """While notebooks execute on ``loop``: SIGINT or SIGTERM (or the end of process ``owner``,
+    taken as SIGTERM) cancels every page, running or waiting, and kills every kernel in
+    ``launched`` with its process group at once. A page cut short is reported as nothing,
+    neither failed nor executed: the build stopped, not the page.
+
+    Signals ignored by whoever started the build (``nohup``) stay ignored. :meth:`deliver`,
+    once the kernels are gone and the template closed, puts the previous handlers back and
+    delivers the signal again, as if it had arrived then: Ctrl-C raises KeyboardInterrupt,
+    SIGTERM ends the process.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, launched: list, owner: int | None = None) -> None:
+        self.loop = loop
+        self.launched = launched
+        self.signum: int | None = None
+        self.previous: dict[int, object] = {}
+        self.owner_fd: int | None = None
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                if signal.getsignal(signum) not in (signal.SIG_IGN, None):
+                    self.previous[signum] = signal.signal(signum, self._on_signal)
+        if owner is not None and hasattr(os, "pidfd_open"):
+            try:
+                self.owner_fd = os.pidfd_open(owner)
+            except ProcessLookupError:
+                self._on_signal(signal.SIGTERM, None)
+            else:  # readable once the owner has ended
+                loop.add_reader(self.owner_fd, self._owner_ended)
+
+    @property
+    def stopped(self) -> bool:
+        return self.signum is not None
+
+    def _on_signal(self, signum: int, _frame) -> None:
+        if self.signum is not None:
+            return  # stopping already
+        self.signum = signum
+        try:
+            self.loop.call_soon_threadsafe(self._stop)
+        except RuntimeError:  # the loop is closed: the caller kills what is left
+            pass
+
+    def _owner_ended(self) -> None:
+        self.loop.remove_reader(self.owner_fd)  # it stays readable
+        self._on_signal(signal.SIGTERM, None)
+
+    def _stop(self) -> None:
+        self.kill_kernels()
+        for task in asyncio.all_tasks(self.loop):
+            task.cancel()
+
+    def kill_kernels(self) -> None:
+        for provisioner in self.launched:
+            provisioner.kill_now()
+
+    def deliver(self) -> None:
+        """Restore the previous handlers; deliver the signal that stopped execution, if one did."""
+        if self.owner_fd is not None:
+            if not self.loop.is_closed():
+                self.loop.remove_reader(self.owner_fd)
+            os.close(self.owner_fd)
+            self.owner_fd = None
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+        self.previous = {}
+        if self.signum is None:
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if signal.getsignal(self.signum) not in (signal.SIG_IGN, None):
+            signal.raise_signal(self.signum)
+        raise ExecutionStopped(f"notebook execution stopped by {signal.Signals(self.signum).name}")
+
+
+def _discard_connection_files(launched: list) -> None:
+    """Connection files of kernels whose client never cleaned up (stopped while starting)."""
+    for provisioner in launched:
+        manager = getattr(provisioner, "parent", None)
+        if manager is not None:
+            try:
+                manager.cleanup_connection_file()
+            except OSError:
+                pass
+
+
 def execute_notebooks(
     runs: list[Run],
     *,
@@ -371,6 +519,7 @@ def execute_notebooks(
     env: dict[str, str] | None = None,
     report=None,
     note=None,
+    owner: int | None = None,
 ) -> dict[str, Outcome]:
     """Execute ``runs``, ``jobs`` at a time, longest expected first; ``report(run, outcome)`` as each ends.
 
@@ -378,26 +527,46 @@ def execute_notebooks(
     ``note(reason)`` is called if kernels had to start from scratch instead. ``env`` is
     added to every kernel's environment (the thread settings).
     Each outcome's ``used`` lists the files inside ``roots``, not inside ``excluded``.
+    SIGINT, SIGTERM or the end of process ``owner`` stops everything (:class:`StopOnSignal`).
     """
-    pool = KernelPool(preload, env) if preload and FORKING and runs else None
-    manager = manager_class(pool, env)
-
-    async def main() -> dict[str, Outcome]:
-        limit = asyncio.Semaphore(max(1, jobs))
-        ordered = sorted(runs, key=lambda r: -r.expected_seconds)
-
-        async def one(run: Run) -> tuple[str, Outcome]:
-            outcome = await _execute(run, (roots, excluded), manager, limit)
-            if report is not None:
-                report(run, outcome)
-            return run.key, outcome
-
-        return dict(await asyncio.gather(*(one(run) for run in ordered)))
-
+    launched: list[ForkProvisioner] = []
+    runner = asyncio.Runner(loop_factory=ExecutorLoop)
+    stop = StopOnSignal(runner.get_loop(), launched, owner)
+    pool = None
+    outcomes: dict[str, Outcome] = {}
     try:
-        return asyncio.run(main())
+        pool = KernelPool(preload, env) if preload and FORKING and runs and not stop.stopped else None
+        manager = manager_class(pool, env, launched)
+
+        async def main() -> dict[str, Outcome]:
+            limit = asyncio.Semaphore(max(1, jobs))
+            ordered = sorted(runs, key=lambda r: -r.expected_seconds)
+
+            async def one(run: Run) -> tuple[str, Outcome]:
+                outcome = await _execute(run, (roots, excluded), manager, limit)
+                if stop.stopped:  # cut short (its kernel killed): not the page's failure
+                    raise asyncio.CancelledError
+                if report is not None:
+                    report(run, outcome)
+                return run.key, outcome
+
+            return dict(await asyncio.gather(*(one(run) for run in ordered)))
+
+        outcomes = runner.run(main())
+    except asyncio.CancelledError:
+        if not stop.stopped:
+            raise
     finally:
-        if pool is not None:
-            pool.close()
-            if pool.unavailable and note is not None:
-                note(pool.unavailable)
+        try:
+            stop.kill_kernels()  # any the stop found starting, or a client left behind
+            runner.close()
+            _discard_connection_files(launched)
+        finally:
+            try:
+                if pool is not None:
+                    pool.close()
+                    if pool.unavailable and note is not None:
+                        note(pool.unavailable)
+            finally:
+                stop.deliver()
+    return outcomes
