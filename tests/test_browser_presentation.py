@@ -281,29 +281,34 @@ FIGURE_TEXT_JS = """async () => {
 }"""
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_figure_text_is_at_least_11_css_px_on_a_phone_and_the_desktop_drawing_stays(open_page, site, device):
-    """Every figure of the chapter: on a 390 px phone its drawing for phones, whose smallest
-    text is 11 CSS px or more (5 px on main's build); on a desktop the column's drawing."""
+def figure_pages():
+    """The chapter's pages: make test checks the one with the figure that was the smallest on
+    a phone (transformer-block), make test-full every page (the every-page matrix)."""
     from sitecheck import chapter_order
 
-    seen = 0
-    for name in chapter_order():
-        if 'src="_images/' not in (site / f"{name}.html").read_text(encoding="utf-8"):
-            continue
-        page = open_page(f"{name}.html", device)
-        for figure in page.evaluate(FIGURE_TEXT_JS):
-            seen += 1
-            desktop_src = page.locator(f"#{figure['id']} img").get_attribute("src").split("/")[-1]
-            if device == "phone":
-                assert figure["src"] != desktop_src, (name, figure)  # the phone's drawing
-                assert figure["smallest"] >= 11, (name, figure)
-            else:
-                assert figure["src"] == desktop_src, (name, figure)
-    assert seen >= 20
+    return [n if n == "transformer-block" else pytest.param(n, marks=pytest.mark.full) for n in chapter_order()]
 
 
-@pytest.mark.parametrize("query", ["feed-forward", "activation", "position"])
+@pytest.mark.parametrize("name", figure_pages())
+@pytest.mark.parametrize("device", DEVICES)
+def test_figure_text_is_at_least_11_css_px_on_a_phone_and_the_desktop_drawing_stays(open_page, site, device, name):
+    """On a 390 px phone a figure shows its drawing for phones, whose smallest text is 11 CSS
+    px or more (5 px on main's build); on a desktop, the column's drawing."""
+    if 'src="_images/' not in (site / f"{name}.html").read_text(encoding="utf-8"):
+        pytest.skip(f"{name} has no figure")
+    page = open_page(f"{name}.html", device)
+    figures = page.evaluate(FIGURE_TEXT_JS)
+    assert figures
+    for figure in figures:
+        desktop_src = page.locator(f"#{figure['id']} img").get_attribute("src").split("/")[-1]
+        if device == "phone":
+            assert figure["src"] != desktop_src, (name, figure)  # the phone's drawing
+            assert figure["smallest"] >= 11, (name, figure)
+        else:
+            assert figure["src"] == desktop_src, (name, figure)
+
+
+@pytest.mark.parametrize("query", ["feed-forward", pytest.param("activation", marks=pytest.mark.full)])
 def test_search_logs_no_policy_error_and_its_snippets_are_the_pages_text(open_page, query):
     page = open_page(f"search.html?q={query}")
     errors = []
@@ -389,3 +394,13 @@ def test_captions_have_the_body_texts_colour_and_weight(open_page, scheme):
         document.querySelector('article section > p')]
         .map(e => [getComputedStyle(e).color, getComputedStyle(e).fontWeight])""")
     assert caption[0] == body[0] and int(caption[1]) >= 400, (caption, body)
+
+
+def test_the_print_and_full_screen_buttons_still_work_without_inline_handlers(open_page):
+    page = open_page("width.html", "desktop")
+    page.evaluate("window.print = () => { window.printed = true; };")
+    page.evaluate("window.toggleFullScreen = () => { window.full = true; };")
+    page.locator(".dropdown-download-buttons .dropdown-toggle").click()
+    page.locator("[data-ffn-action=print]").click()
+    page.locator("[data-ffn-action=fullscreen]").click()
+    assert page.evaluate("[window.printed, window.full]") == [True, True]
