@@ -262,6 +262,12 @@ def test_a_glued_number_is_never_parted_from_its_unit(open_page):
     }).map(n => n.textContent + n.nextSibling.textContent.slice(0, 12))""")
     assert parted == []
     assert "\u00a0billion" in page.locator(".ffn-x-summary").first.inner_text()
+    # After a formula ending in its relation ("d_ff = 2,048") the number stays on the "="'s line.
+    lines = page.evaluate("""() => [...document.querySelectorAll('article .pasted-text')].filter(n => {
+        const math = n.previousElementSibling;
+        return math && math.matches('span.math') && /[=≈<>≤≥×]\\s*$/.test(math.textContent);
+    }).map(n => [n.closest('.ffn-together') !== null, n.parentElement.getClientRects().length])""")
+    assert lines and all(together and count == 1 for together, count in lines), lines
 
 
 FIGURE_TEXT_JS = """async () => {
