@@ -130,10 +130,18 @@ def test_the_initial_unit_is_shown_untouched_once_the_box_comes_near(browser, se
     page.goto(server + PAGE + ".html")
     page.wait_for_load_state("load")
     assert not any(box["src"] in url for url in requests), "the data is part of the page's first view"
+    summary = """(box) => { const r = document.querySelector(box), s = r.querySelector('.ffn-x-summary');
+        return [s.textContent, getComputedStyle(s).clipPath !== 'none', r.querySelector('svg').textContent]; }"""
+    # Before the data: the figure says it is loading, once on screen; its text alternative
+    # (the summary) says the same for a screen reader, so the figure is never unnamed.
+    said, hidden, drawn = page.evaluate(summary, BOX)
+    assert said.startswith("Loading") and hidden and said.replace(" ", "") == drawn.replace(" ", "")  # lines drawn
     page.evaluate("(box) => document.querySelector(box).scrollIntoView()", BOX)
     assert check_shows(page, data) == tuple(box["initial"])  # no focus, no tap, no control moved
     # Nothing blank: every value shown, one message at most, no empty table.
     assert all(v != "" for v in shown(page)["values"].values())
+    said, hidden, _ = page.evaluate(summary, BOX)
+    assert said.startswith(f"Block {box['initial'][0]}, unit {box['initial'][1]} ") and not hidden
     context.close()
 
 

@@ -85,15 +85,20 @@
     ui.update = (s) => {
       const W = ui.W(), b = s.block, u = s.unit;
       // Until the measurements arrive: one line where the figure will be, no empty table
-      // and no blank values (the summary below the figure says it once, for a screen reader).
+      // and no blank values. The summary (the figure's text alternative) says the same line,
+      // hidden but for a screen reader, so the message is seen once and the figure has a name.
       table.hidden = ui.results.hidden = !data;
       if (!data) {
         const say = ui.failed ? "The units' measurements could not be loaded." : "Loading the measurements of every unit\u2026";
         const [g, height] = X.block(0, 20, say, W - 10);
         body.replaceChildren(); caption.textContent = "";
-        ui.show({}, [W, height + 16, g], "");
-        ui.summary.textContent = ui.failed ? say : "";
+        ui.show({}, [W, height + 16, g], say);
+        ui.summary.classList.add("ffn-sr");
         return;
+      }
+      if (ui.summary.classList.contains("ffn-sr")) { // the first unit: its summary at once, not after a pause
+        ui.summary.classList.remove("ffn-sr");
+        ui.ready = false;
       }
       const d = data.blocks[b], names = data.tokens, site = d.site;
       const act = d.act[u], rows = data.classes.map((c, i) => [CLASS[c], act[i], two(act[i])]);
