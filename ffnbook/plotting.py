@@ -137,6 +137,8 @@ def in_the_chapters_notation(fig: Figure) -> None:
     """
     from matplotlib.text import Text
 
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     for text in fig.findobj(Text):
         words = text.get_text()
         if "$" not in words and _SYMBOL.search(words):
