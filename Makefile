@@ -1,7 +1,8 @@
 # ffnbook: two commands do everything on a fresh machine.
 #   make html   create .venv if needed, install, execute every page, build _build/html
 #   make check  same set-up, then the fast tests (unit, doctest, extension); builds no book
-#   make test   same set-up, then the whole test suite (unit, doctest, build checks)
+#   make test   same set-up, then the test suite (unit, doctest, build checks), in about five minutes
+#   make test-full  every test, the slow whole-book and every-page checks too (CI: on a schedule)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -32,13 +33,14 @@ export PUPPETEER_SKIP_DOWNLOAD=1
 export PUPPETEER_SKIP_CHROMIUM_DOWNLOAD=1
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 
-.PHONY: html check test bench clean freeze help audit live pdf robustness
+.PHONY: html check test test-full bench clean freeze help audit live pdf robustness
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make html   build the book into _build/html (sets up .venv on first use)"
 	@echo "make check  the fast tests: unit, doctests, the extension on tiny projects (about a minute)"
-	@echo "make test   run every test (sets up .venv on first use)"
+	@echo "make test   run the tests, all but those marked full (sets up .venv on first use)"
+	@echo "make test-full  every test: also the whole-book, every-page and colour-scheme checks (slow)"
 	@echo "make audit  build, serve _build/html gzip-compressed, run Lighthouse (mobile) and axe-core"
 	@echo "make live   preview on http://127.0.0.1:$(LIVE_PORT)/, rebuilt on every save"
 	@echo "make pdf    the whole chapter as one PDF: $(PDF)"
@@ -64,14 +66,25 @@ html: $(SETUP)
 check: $(SETUP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	$(PY) -m pytest -m "not build" --hypothesis-profile=check
+	$(PY) -m pytest -m "not build and not full" --hypothesis-profile=check
 
+# The test suite on every core (pytest-xdist; at most 4 workers, each with its own Chromium),
+# one test module at a time per worker, in the order tests/conftest.py gives them.
+# `make test` leaves out the tests marked `full` (pyproject.toml's addopts say -m "not full");
+# `make test-full` runs every test, with more generated examples (tests/conftest.py).
+PYTEST_WORKERS ?= -n auto --maxprocesses=4 --dist loadfile --no-loadscope-reorder
 # axe-core (tests/node, one package) is needed by the accessibility tests; without npm they skip.
-test: $(SETUP)
+test: $(SETUP) node-test-tools
+	$(PY) -m pytest $(PYTEST_WORKERS)
+
+test-full: $(SETUP) node-test-tools
+	$(PY) -m pytest $(PYTEST_WORKERS) -m "" --hypothesis-profile=full
+
+.PHONY: node-test-tools
+node-test-tools:
 	@if command -v $(NPM) >/dev/null 2>&1; then $(MAKE) -s --no-print-directory $(AXE_STAMP) \
 	  || echo "npm ci failed: the axe-core tests will skip"; \
 	  else echo "npm not found: the axe-core tests will skip"; fi
-	$(PY) -m pytest
 
 $(AXE_STAMP): tests/node/package.json tests/node/package-lock.json
 	cd tests/node && $(NPM) ci --ignore-scripts --no-audit --no-fund

@@ -281,8 +281,9 @@ def model_crossover(model, *, mla_form: str = "unabsorbed") -> dict:
     confirm, with the reason in ``note``.
 
     Also reported: ``context_length`` (the pre-training context, ``None`` if the
-    sheet does not give it), ``attention_span`` (the most positions a token's
-    attention reaches: the sliding window if there is one, else the context),
+    sheet does not give it), ``attention_window`` (a window every layer keeps to,
+    else ``None``; one on some layers only is in ``note``), ``attention_span``
+    (the most positions a token's attention reaches: that window, else the context),
     ``beyond_context`` (whether the crossover lies beyond the training context)
     and ``reachable`` (whether any token's score cost can reach the FFN's
     within the span; ``False`` for a window shorter than the crossover).
@@ -313,7 +314,7 @@ def model_crossover(model, *, mla_form: str = "unabsorbed") -> dict:
         "note": "",
         "context_length": model.context_length,
         "attention_span": model.attention_span,
-        "attention_window": model.attention_window,
+        "attention_window": model.attention_window if model.window_on_every_layer else None,
         "beyond_context": None,
         "reachable": None,
     }
@@ -327,8 +328,10 @@ def model_crossover(model, *, mla_form: str = "unabsorbed") -> dict:
         row["note"] = f"MLA {'un-absorbed' if mla_form == 'unabsorbed' else 'absorbed'}, {d_head}/{d_head_v}-d heads"
     elif model.architecture == "encoder-decoder":
         row["note"] = "self-attention only"
-    elif model.attention_window is not None:
+    elif model.window_on_every_layer:
         row["note"] = "sliding window"
+    elif model.attention_window is not None:
+        row["note"] = f"window {model.attention_window:,} on {model.windowed_layers} of {model.n_layers} layers; the others full"
     crossover = crossover_length(ffn, model.n_heads, d_head, d_head_v)
     row.update(
         d_attn=model.n_heads * d_head,

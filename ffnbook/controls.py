@@ -14,6 +14,9 @@ trained-FFN experiments are compared with:
   subject or its relation says about the objects *on their own* (say, a
   subject whose facts often have object 7), never through the pair: a model
   that beats it has learned something about subject and relation together;
+* **the interaction-free part of any predictor**: the least-squares
+  additive part of its scores over all pairs (:func:`additive_part`), and
+  its recall (:func:`grid_recall`);
 * **counts with intervals**: recall as ``k`` of ``n`` with an exact
   (Clopper–Pearson) binomial interval, and the one-sided binomial test of
   "no better than chance" (:func:`binomial_summary`);
@@ -34,6 +37,7 @@ from scipy.special import betainc, betaincinv, logsumexp
 from scipy.stats import t as student_t
 
 from ._checks import (
+    as_float_array,
     as_index_array,
     describe,
     require_instance,
@@ -178,6 +182,48 @@ def baseline_recall(world: FactWorld, facts, baseline: AdditiveBaseline | None =
     return float(np.mean(baseline.guesses(facts) == world.answers(facts)))
 
 
+def additive_part(scores) -> np.ndarray:
+    """The part of a score grid that adds a subject term and a relation term: ``A[s, o] + B[r, o] + c[o]``.
+
+    ``scores`` is ``(n_subjects, n_relations, n_objects)``: any predictor's
+    score for every object, for every pair of a subject and a relation. Its
+    least-squares additive fit, object by object, is the two-way
+    decomposition of a full table: row means plus column means minus the
+    grand mean. What is left, ``scores - additive_part(scores)``, is the
+    interaction: the part that depends on subject and relation *together*.
+    A predictor whose additive part alone names a fact's object could have
+    named it without combining subject and relation.
+
+    >>> grid = np.zeros((2, 2, 1)); grid[0, 0, 0] = 4.0  # only the pair (0, 0) scores
+    >>> additive_part(grid)[:, :, 0]  # row and column means carry 3/4 of it, the interaction the rest
+    array([[ 3.,  1.],
+           [ 1., -1.]])
+    """
+    scores = as_float_array(scores, "scores", finite=True).astype(np.float64)
+    if scores.ndim != 3 or min(scores.shape) == 0:
+        raise ValueError(f"scores must have shape (n_subjects, n_relations, n_objects), got {scores.shape}")
+    return scores.mean(axis=1, keepdims=True) + scores.mean(axis=0, keepdims=True) - scores.mean(axis=(0, 1))
+
+
+def grid_recall(scores, world: FactWorld, facts) -> float:
+    """Share of ``facts`` whose object scores highest in a ``(n_subjects, n_relations, n_objects)`` score grid.
+
+    >>> from ffnbook.facts import make_world
+    >>> w = make_world(2, 2, 3, seed=0)
+    >>> grid = np.eye(3)[w.objects]  # a perfect grid: each pair scores its own object 1
+    >>> grid_recall(grid, w, w.all_facts())
+    1.0
+    """
+    check_world(world)
+    facts = check_facts(world, facts, "facts")
+    scores = as_float_array(scores, "scores", finite=True)
+    shape = (world.n_subjects, world.n_relations, world.n_objects)
+    if scores.shape != shape:
+        raise ValueError(f"scores must have the world's shape {shape}, got {scores.shape}")
+    guesses = scores[facts[:, 0], facts[:, 1]].argmax(axis=-1)
+    return float(np.mean(guesses == world.answers(facts)))
+
+
 class BinomialSummary(NamedTuple):
     """``k`` successes of ``n`` trials, with an exact interval and a test against chance."""
 
@@ -212,6 +258,31 @@ def binomial_summary(k: int, n: int, chance: float, *, confidence: float = 0.95)
     return BinomialSummary(k, n, k / n, low, high, float(chance), p_value)
 
 
+def binomial_power(n: int, chance: float, true_rate: float, *, alpha: float = 0.05) -> float:
+    """How often the one-sided test of :func:`binomial_summary` would reject chance if the truth were ``true_rate``.
+
+    The test rejects "no better than ``chance``" at level ``alpha`` when
+    the count reaches the smallest ``k`` whose p-value is at most
+    ``alpha``; the power is the probability of such a count when each of
+    the ``n`` trials succeeds with probability ``true_rate``. It says what a
+    count that does not reject can rule out: a true rate with low power
+    would often have looked like chance too.
+
+    >>> round(binomial_power(100, 0.1, 0.2), 3)  # 100 trials, chance 10%, truth 20%: rejects at 16 or more
+    0.871
+    """
+    n = require_positive_int(n, "n")
+    chance = require_number(chance, "chance", low=0, high=1, low_open=True, high_open=True)
+    true_rate = require_number(true_rate, "true_rate", low=0, high=1, low_open=True, high_open=True)
+    alpha = require_number(alpha, "alpha", low=0, high=1, low_open=True, high_open=True)
+    tails = betainc(np.arange(1, n + 1), n - np.arange(1, n + 1) + 1, chance)  # P(X >= k), k = 1..n
+    rejecting = np.flatnonzero(tails <= alpha)
+    if not len(rejecting):
+        return 0.0  # no count of n trials would reject: the test has no power at all
+    k = int(rejecting[0]) + 1
+    return float(betainc(k, n - k + 1, true_rate))
+
+
 class Spread(NamedTuple):
     """A measurement over independent runs: mean, range, and a confidence interval of the mean."""
 
@@ -225,7 +296,7 @@ class Spread(NamedTuple):
 
     @property
     def half_width(self) -> float:
-        """Half the interval's width: the mean is known to plus or minus this."""
+        """Half the width of the interval, the margin the mean is known to, plus or minus."""
         return (self.ci_high - self.ci_low) / 2
 
 

@@ -32,8 +32,8 @@ def cache_equals_ffn_context(model, batch: int = 1) -> float:
     batch = require_positive_int(batch, "batch")
     model = check_model(model)
     if model.attention_window is not None:
-        raise ValueError(f"model {model.name} has a sliding window of {model.attention_window} positions; "
-                         "its cache stops growing")
+        raise ValueError(f"model {model.name} keeps {model.windowed_layers} of its {model.n_layers} layers to a "
+                         f"window of {model.attention_window} positions; their cache stops growing")
     if batch > 1 and model.is_moe:
         raise ValueError(f"batch={batch} for {model.name}: with several sequences, tokens read different experts")
     return parameter_breakdown(model).ffn_active / (batch * kv_cache_values_per_position(model))

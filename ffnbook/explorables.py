@@ -168,6 +168,8 @@ def model_variant(
             changes.update(n_encoder_layers=n_layers)
         else:
             changes.update(n_decoder_layers=n_layers)
+        if base.window_layers is not None:  # the same share of layers keeps to the window
+            changes.update(window_layers=max(1, min(n_layers, round(base.window_layers * n_layers / base.n_layers))))
         if base.is_moe:
             if n_layers <= base.n_dense_layers:
                 raise ValueError(f"{base.name} keeps its {base.n_dense_layers} dense blocks, "
@@ -291,7 +293,9 @@ def compute_state(model: str, n_ctx: int) -> dict:
     FLOPs per token and per layer, by :mod:`ffnbook.compute`'s conventions:
     the FFN (its active experts in an MoE layer), attention's projections and
     its scores against the positions a token attends to (at most the model's
-    sliding window, the sheet's ``attention_window``), and from
+    sliding window, the sheet's ``attention_window``, where every layer keeps
+    to it; of a model whose other layers attend to everything, those full
+    layers are shown), and from
     :func:`~ffnbook.compute.model_crossover` the crossover length, which a
     window shorter than it keeps out of reach, the pre-training context and
     whether the crossover lies beyond it, and the table's note. Values the
@@ -305,7 +309,7 @@ def compute_state(model: str, n_ctx: int) -> dict:
     m = resolve_model(model)
     n_ctx = require_positive_int(n_ctx, "n_ctx")
     row = model_crossover(m)
-    window = m.attention_window
+    window = row["attention_window"]  # kept by every layer; else the full-attention layers are shown
     attended = n_ctx if window is None else min(n_ctx, window)
     state = {"ffn": row["ffn_flops"], "projections": None, "scores": None, "attention": None,
              "attended": attended, "window": window, "crossover": row["crossover"],
@@ -331,7 +335,7 @@ def _model_inputs(m: ModelConfig) -> dict:
     """A sheet model's fields that the parameter breakdown reads, in short JSON keys."""
     return {
         "arch": m.architecture, "L": m.n_layers, "moeL": m.n_moe_layers, "d": m.d_model,
-        "h": m.n_heads, "kv": m.n_kv_heads, "mla": m.attention == "mla", "ff": m.d_ff,
+        "h": m.n_heads, "kv": m.n_kv_heads, "dh": m.d_head, "mla": m.attention == "mla", "ff": m.d_ff,
         "ffd": m.d_ff_dense, "gated": m.gated, "bias": m.ffn_bias, "E": m.n_experts,
         "S": m.n_shared_experts, "k": m.experts_per_token, "V": m.vocab_size,
         # A position table of unconfirmed size is not counted (ffnbook.model_parameters' rule).

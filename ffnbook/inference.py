@@ -135,8 +135,10 @@ def decode_bytes_per_token(model: ModelConfig, n_ctx: int, dtype: str = "bfloat1
 
     The input embedding is a lookup, so only one row of each table is read; the
     output head is read in full (a tied head is the embedding matrix itself,
-    read once for scoring). The KV cache of a sliding-window model holds at most
-    ``attention_window`` positions (Mistral's rolling buffer cache).
+    read once for scoring). The KV cache of a layer that keeps to a window
+    holds at most ``attention_window`` positions (Mistral's rolling buffer
+    cache; gpt-oss's windowed layers, Llama 4's chunked ones); the model's
+    other layers hold every earlier position.
     ``ffn_dtype`` (default ``dtype``) stores the FFN's weights in another format
     of :data:`BITS_PER_WEIGHT`, such as ``"int8"`` or ``"int4"``.
 
@@ -153,7 +155,9 @@ def decode_bytes_per_token(model: ModelConfig, n_ctx: int, dtype: str = "bfloat1
     counts = parameter_breakdown(model)
     rows_read = 1 + (1 if model.position_table else 0)
     head = model.vocab_size * model.d_model + rows_read * model.d_model
-    cached = n_ctx if model.attention_window is None else min(n_ctx, model.attention_window)
+    windowed = model.windowed_layers
+    cached_layers = (model.n_layers - windowed) * n_ctx + (windowed * min(n_ctx, model.attention_window)
+                                                            if windowed else 0)
     return DecodeBytes(
         model=model.name,
         n_ctx=n_ctx,
@@ -161,7 +165,7 @@ def decode_bytes_per_token(model: ModelConfig, n_ctx: int, dtype: str = "bfloat1
         attention=size * counts.attention,
         head_and_embeddings=size * head,
         other=size * (counts.norms + counts.router + counts.other),
-        kv_cache=size * cached * kv_cache_values_per_position(model),
+        kv_cache=size * cached_layers * (kv_cache_values_per_position(model) // model.n_layers),
     )
 
 

@@ -764,6 +764,10 @@ class StatisticsSpill(NamedTuple):
     outside_change: float  #: largest output change among stored keys left out of the statistics (nan if none)
     unseen_change: float  #: largest output change among fresh random inputs the statistics never saw
     forced: bool  #: the edited key's hidden activation is a combination of the other covered inputs'
+    #: Summed squared output change over the covered inputs (the edited key excluded), under ROME's edit.
+    covered_total: float = 0.0
+    #: The same sum under the minimum-norm edit, which is never smaller than ROME's.
+    minimum_norm_total: float = 0.0
 
 
 #: The most inputs :func:`statistics_spill` draws (each is a random vector of width ``d_model``).
@@ -784,7 +788,9 @@ def statistics_spill(memories: Memories, slot: int, new_value, sizes: Sequence[i
     When ``forced`` is true, every change to ``W2`` that alters the edited
     key's output alters some covered input's output too: if
     ``h* = Σ c_j h_j`` over the other covered inputs, the output change for the
-    key is the same combination of theirs.
+    key is the same combination of theirs. ROME's edit then minimises the
+    covered inputs' summed squared change (``covered_total``), which is never
+    more than the minimum-norm edit's on the same inputs (``minimum_norm_total``).
 
     >>> m = random_memories(16, 32, seed=0)
     >>> rows = statistics_spill(m, 0, m.values[1], [8, 16, 24], threshold=0.05)
@@ -812,6 +818,8 @@ def statistics_spill(memories: Memories, slot: int, new_value, sizes: Sequence[i
         covered = keys[order[:m]] if m <= n else np.vstack([keys[order], extra[: m - n]])
         edited = covariance_edit(params, keys[slot], new_value, covered)
         change = np.linalg.norm(retrieve(edited, probes).output - before, axis=1)
+        plain = np.linalg.norm(retrieve(rank_one_edit(params, keys[slot], new_value), covered[1:]).output
+                               - retrieve(params, covered[1:]).output, axis=1)
         stored, extra_change, unseen_change = change[:n], change[n : n + len(extra)], change[n + len(extra) :]
         covered_change = stored[order[1:m]] if m <= n else np.concatenate([np.delete(stored, slot),
                                                                            extra_change[: m - n]])
@@ -824,6 +832,8 @@ def statistics_spill(memories: Memories, slot: int, new_value, sizes: Sequence[i
             outside_change=float(outside.max()),
             unseen_change=float(unseen_change.max()),
             forced=bool(m > 1 and np.linalg.matrix_rank(hidden) == others_rank),
+            covered_total=float(np.sum(covered_change**2)),
+            minimum_norm_total=float(np.sum(plain**2)),
         ))
     return rows
 

@@ -192,24 +192,20 @@ def _check_model(model, name: str = "model") -> ModelConfig:
             f"{name} is {model.name}, whose attention head size the fact sheet does not confirm "
             "(d_head is '?'), so its attention cannot be counted; choose another model"
         )
-    if model.latent_attention is None and not model.heads_split_d_model:
-        raise ValueError(
-            f"{model.name}: its {model.n_heads} heads of {model.d_head} span {model.n_heads * model.d_head}, "
-            f"not d_model={model.d_model}, and the parameter breakdown counts attention as heads that "
-            "split d_model; choose another model"
-        )
     return model
 
 
 def countable(model: ModelConfig) -> bool:
-    """Whether :func:`parameter_breakdown` can count ``model``: its head size is known, and its
-    heads split ``d_model`` or it uses latent attention (PaLM's 48 heads of 256 do not).
+    """Whether :func:`parameter_breakdown` can count ``model``: the sheet confirms its head size.
+
+    The heads need not split ``d_model`` (PaLM's 48 heads of 256 on a width of
+    18,432 do not): queries are counted ``n_heads·d_head`` wide.
 
     >>> countable(get_model("GPT-2 small")), countable(get_model("PaLM 540B"))
-    (True, False)
+    (True, True)
     """
     model = check_model(model)
-    return model.d_head is not None and (model.latent_attention is not None or model.heads_split_d_model)
+    return model.d_head is not None
 
 
 def model_ffn_param_count(model: ModelConfig, d_ff: int | None = None) -> int:
@@ -231,10 +227,8 @@ def model_ffn_param_count(model: ModelConfig, d_ff: int | None = None) -> int:
 def _one_attention(model: ModelConfig) -> int:
     if model.latent_attention is not None:
         return mla_param_count(model.d_model, model.n_heads, *model.latent_attention)
-    if model.n_heads * model.d_head != model.d_model:
-        raise ValueError(f"{model.name}: {model.n_heads} heads of {model.d_head} do not split "
-                         f"d_model={model.d_model}, which attention_param_count assumes")
-    return attention_param_count(model.d_model, model.n_heads, model.n_kv_heads, bias=model.ffn_bias)
+    return attention_param_count(model.d_model, model.n_heads, model.n_kv_heads, bias=model.ffn_bias,
+                                 d_head=model.d_head)
 
 
 def parameter_breakdown(model: ModelConfig) -> ParameterBreakdown:
@@ -244,8 +238,8 @@ def parameter_breakdown(model: ModelConfig) -> ParameterBreakdown:
     ----------
     model:
         A :class:`~ffnbook.models.ModelConfig`, e.g. ``get_model("Mixtral 8x7B")``.
-        A model it cannot count (:func:`countable`: PaLM, whose heads do not
-        split ``d_model``) is refused.
+        A model it cannot count (:func:`countable`: one whose head size the
+        sheet does not confirm) is refused.
 
     Returns
     -------
@@ -557,3 +551,54 @@ def share_figure(names=FIGURE_MODELS) -> BookFigure:
         f"two-thirds. {shares}."
     )
     return BookFigure(fig, description)
+
+
+def moe_rows() -> list[dict]:
+    """Every mixture of experts of the fact sheet: its experts and its stored and active parameters.
+
+    Keys: ``model``, ``routed``, ``shared``, ``per_token`` (routed experts a
+    token uses), ``expert_width`` (``d_ff`` of one expert), ``moe_layers`` and
+    ``layers``, ``stored`` and ``active`` (:func:`parameter_breakdown`'s
+    totals), ``active_fraction`` and ``ffn_active_share`` (the experts' and
+    dense FFNs' share of what a token uses). In the sheet's order.
+
+    >>> [r["model"] for r in moe_rows()][:2]
+    ['Mixtral 8x7B', 'DeepSeek-V3']
+    """
+    from .models import load_models
+
+    rows = []
+    for model in load_models():
+        if not model.is_moe:
+            continue
+        b = parameter_breakdown(model)
+        rows.append({
+            "model": model.name, "routed": model.n_experts, "shared": model.n_shared_experts,
+            "per_token": model.experts_per_token, "expert_width": model.d_ff,
+            "moe_layers": model.n_moe_layers, "layers": model.n_layers,
+            "stored": b.total, "active": b.total_active, "active_fraction": b.total_active / b.total,
+            "ffn_active_share": b.ffn_active / b.total_active,
+        })
+    return rows
+
+
+def moe_table():
+    """:func:`moe_rows` as a table for a page (parameters in billions)."""
+    from .display import MarkdownTable
+
+    return MarkdownTable(
+        moe_rows(),
+        [
+            ("model", "model", "s"),
+            ("routed experts", "routed", "d"),
+            ("shared", "shared", "d"),
+            ("routed per token", "per_token", "d"),
+            ("expert width", "expert_width", ",d"),
+            ("MoE layers", "moe_layers", "d"),
+            ("of layers", "layers", "d"),
+            ("stored (B)", "stored", lambda n: f"{n / 1e9:.1f}"),
+            ("active (B)", "active", lambda n: f"{n / 1e9:.2f}"),
+            ("active share", "active_fraction", ".1%"),
+            ("FFN share of active", "ffn_active_share", ".1%"),
+        ],
+    )

@@ -26,6 +26,15 @@ that does not apply. The columns after ``attention_window``:
 * ``ffn_width_rule``: the settings of LLaMA's FFN width rule
   (:func:`ffnbook.width.llama_ffn_width`) where the sources give them, marked
   ``P`` (primary file seen) or ``S`` (quoted by third parties only).
+
+Two columns before them read in words too. ``attention_window`` is ``n/a``
+(full attention), ``?`` (some layers banded, size not given: GPT-3), a
+window ``W`` every layer keeps to (Mistral 7B), or ``W on K of N layers``
+where only ``K`` layers keep to it and the others attend to the whole
+context (gpt-oss alternates windowed and full layers; Llama 4 keeps three
+layers in four to chunks of ``W`` positions, which no token's attention
+crosses, so that ``W`` is as far as it reaches there too). ``n_layers``
+is a count, ``"N enc + M dec"``, or ``"N (D dense + M MoE)"``.
 """
 
 from __future__ import annotations
@@ -134,6 +143,9 @@ class ModelConfig:
     #: (then ``attention_window_known`` is False: GPT-3's banded layers).
     attention_window: int | None = None
     attention_window_known: bool = True
+    #: Layers that keep to ``attention_window`` (``None``: every layer, where there is a window);
+    #: the others attend to the whole context. See :attr:`windowed_layers`.
+    window_layers: int | None = None
 
     def __post_init__(self):
         _check_config(self)
@@ -176,16 +188,31 @@ class ModelConfig:
         return self.latent_attention is None and self.d_head is not None and self.n_heads * self.d_head == self.d_model
 
     @property
-    def attention_span(self) -> int | None:
-        """How many positions one token's attention can reach in a layer.
+    def windowed_layers(self) -> int:
+        """How many layers keep their attention to ``attention_window`` positions (0 without a window)."""
+        if self.attention_window is None:
+            return 0
+        return self.n_layers if self.window_layers is None else self.window_layers
 
-        The sliding window if there is one, else the training context; ``None``
-        if unknown."""
+    @property
+    def window_on_every_layer(self) -> bool:
+        """Whether every layer keeps to the window (Mistral 7B), so no attention reaches further."""
+        return self.attention_window is not None and self.windowed_layers == self.n_layers
+
+    @property
+    def attention_span(self) -> int | None:
+        """How many positions one token's attention can reach in its farthest-reaching layer.
+
+        The window if every layer keeps to one, else the training context (a
+        model whose other layers attend to the whole context reaches that far
+        there); ``None`` if unknown."""
         if not self.attention_window_known:
             return None
-        if self.attention_window is not None and self.context_length is not None:
-            return min(self.attention_window, self.context_length)
-        return self.attention_window or self.context_length
+        if self.window_on_every_layer:
+            if self.context_length is not None:
+                return min(self.attention_window, self.context_length)
+            return self.attention_window
+        return self.context_length
 
     @property
     def ffn_ratio(self) -> float:
@@ -238,6 +265,10 @@ def _check_config(m: ModelConfig) -> None:
         raise ValueError("latent_attention must be given exactly when attention is 'mla'")
     if m.attention != "mla" and m.n_heads % m.n_kv_heads:
         raise ValueError(f"n_kv_heads must divide n_heads={m.n_heads}, got {m.n_kv_heads}")
+    if m.window_layers is not None:
+        if m.attention_window is None:
+            raise ValueError(f"window_layers must be None without an attention_window, got {m.window_layers}")
+        require_positive_int(m.window_layers, "window_layers", maximum=m.n_layers)
     for field in dataclasses.fields(m):  # NumPy scalars become the builtins every other config holds
         value = getattr(m, field.name)
         if isinstance(value, (np.integer, np.bool_)):
@@ -275,8 +306,8 @@ def _match(pattern: str, cell: str, column: str, expected: str) -> re.Match:
     return match
 
 
-def _int(cell: str, column: str, *, positive: bool = True) -> int:
-    value = int(_match(r"\d+", cell, column, "a whole number").group(0))
+def _int(cell: str, column: str, *, positive: bool = True, expected: str = "a whole number") -> int:
+    value = int(_match(r"\d+", cell, column, expected).group(0))
     if positive and value == 0:
         raise _CellError(column, f"must be a positive whole number, got {cell!r}")
     return value
@@ -404,7 +435,17 @@ def _parse_row(row: dict) -> ModelConfig:
     context_length = None if context_cell == "?" else _int(context_cell, "context_length")
     window_cell = row["attention_window"].strip()
     window_known = window_cell != "?"
-    window = None if window_cell in ("n/a", "?") else _int(window_cell, "attention_window")
+    window_layers = None
+    some_layers = re.fullmatch(r"(\d+) on (\d+) of (\d+) layers", window_cell)
+    if some_layers:
+        window = _int(some_layers.group(1), "attention_window")
+        window_layers = _int(some_layers.group(2), "attention_window")
+        if int(some_layers.group(3)) != n_layers or window_layers > n_layers:
+            raise _CellError("attention_window", f"{window_cell!r} must name K of the model's {n_layers} "
+                                                 "layers, K at most that")
+    else:
+        window = None if window_cell in ("n/a", "?") else _int(
+            window_cell, "attention_window", expected="a whole number, 'W on K of N layers', 'n/a' or '?'")
     table_cell = row["position_table"].strip()
     position_table = None if table_cell == "?" else _int(table_cell, "position_table", positive=False)
     reported = row["total_params_reported"]
@@ -444,6 +485,7 @@ def _parse_row(row: dict) -> ModelConfig:
         context_length=context_length,
         attention_window=window,
         attention_window_known=window_known,
+        window_layers=window_layers,
     )
 
 

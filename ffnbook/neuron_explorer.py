@@ -142,7 +142,15 @@ def _top(values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _rounded(a) -> list:
-    return np.round(np.asarray(a, dtype=np.float64), DECIMALS).tolist()
+    """Rounded to :data:`DECIMALS` places, with no negative zero: a value that rounds to zero is written ``0.0``.
+
+    (-0.0001 rounds to -0.0, which JSON keeps and JavaScript then shows as "0": one
+    machine's rounding would otherwise decide how the file reads.)
+
+    >>> _rounded([-0.0001, 0.00049, -1.23456])
+    [0.0, 0.0, -1.235]
+    """
+    return (np.round(np.asarray(a, dtype=np.float64), DECIMALS) + 0.0).tolist()
 
 
 def explorer_data(model: TinyTransformer, world: FactWorld, prompts: Prompts, n_contexts: int, *,

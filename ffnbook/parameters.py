@@ -77,15 +77,19 @@ def ffn_weights_in_d2(d_ff: int, d_model: int, gated: bool) -> float:
 
 
 def attention_param_count(
-    d_model: int, n_heads: int = 1, n_kv_heads: int | None = None, bias: bool = False
+    d_model: int, n_heads: int = 1, n_kv_heads: int | None = None, bias: bool = False,
+    d_head: int | None = None,
 ) -> int:
     """Parameters of multi-head self-attention (Q, K, V and output projections).
 
     With every head owning its own keys and values (``n_kv_heads == n_heads``,
-    the default) this is ``4·d_model²`` without bias, whatever the head count:
-    the heads split ``d_model`` between them rather than adding to it. With
-    grouped-query attention the K and V projections shrink to
-    ``n_kv_heads·d_head`` columns each.
+    the default) and heads of ``d_head = d_model / n_heads`` (the default) this
+    is ``4·d_model²`` without bias, whatever the head count: the heads split
+    ``d_model`` between them rather than adding to it. With grouped-query
+    attention the K and V projections shrink to ``n_kv_heads·d_head`` columns
+    each. A ``d_head`` of its own (PaLM, Qwen3's MoE models, gpt-oss) makes the
+    queries ``n_heads·d_head`` wide, which need not be ``d_model``; biases, where
+    there are any, sit on the Q, K and V outputs and on the output projection.
 
     >>> attention_param_count(512, n_heads=8)
     1048576
@@ -93,18 +97,24 @@ def attention_param_count(
     True
     >>> attention_param_count(4096, n_heads=32, n_kv_heads=8)  # Q, O full; K, V a quarter
     41943040
+    >>> attention_param_count(2048, n_heads=32, n_kv_heads=4, d_head=128)  # 32 heads of 128 on a width of 2048
+    18874368
     """
     d_model = require_positive_int(d_model, "d_model")
     n_heads = require_positive_int(n_heads, "n_heads")
     n_kv_heads = n_heads if n_kv_heads is None else require_positive_int(n_kv_heads, "n_kv_heads")
     bias = require_bool(bias, "bias")
-    if d_model % n_heads:
-        raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}")
+    if d_head is None:
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} must be divisible by n_heads={n_heads}, or d_head given")
+        d_head = d_model // n_heads
+    else:
+        d_head = require_positive_int(d_head, "d_head")
     if n_heads % n_kv_heads:
         raise ValueError(f"n_heads={n_heads} must be divisible by n_kv_heads={n_kv_heads}")
-    d_kv = n_kv_heads * (d_model // n_heads)
-    weights = 2 * d_model * d_model + 2 * d_model * d_kv  # Q and O, then K and V
-    biases = (2 * d_model + 2 * d_kv) if bias else 0
+    d_query, d_kv = n_heads * d_head, n_kv_heads * d_head
+    weights = 2 * d_model * d_query + 2 * d_model * d_kv  # Q and O, then K and V
+    biases = (d_query + 2 * d_kv + d_model) if bias else 0
     return weights + biases
 
 

@@ -57,6 +57,15 @@ class AnswerError(ValueError):
     """A typed answer that cannot be read as a number; the message says why."""
 
 
+#: The most characters of a reader's text an error message repeats (a long paste stays out of the page).
+QUOTED_MAX = 20
+
+
+def _quoted(text: str) -> str:
+    """``text`` between single quotes, cut to :data:`QUOTED_MAX` characters with an ellipsis."""
+    return "'" + (text if len(text) <= QUOTED_MAX else text[: QUOTED_MAX - 1] + "…") + "'"
+
+
 def _unit_words(unit: str) -> set[str]:
     words = {w.casefold() for w in unit.split()} if unit else set()
     return words | {w[:-1] for w in words if w.endswith("s")} | {w + "s" for w in words}
@@ -70,7 +79,7 @@ def _mantissa(text: str) -> float:
         return float(re.sub(r"[, _]", "", text))
     if "," in text:
         raise AnswerError("commas group thousands (1,200,000); a decimal point is a point (1.5)")
-    raise AnswerError(f"{text!r} is not a number")
+    raise AnswerError(f"{_quoted(text)} is not a number")
 
 
 def parse_answer(text: str, unit: str = "") -> float:
@@ -110,7 +119,7 @@ def parse_answer(text: str, unit: str = "") -> float:
             word = suffix.group(2)
             factor = _SCALES.get(word) or (_SCALES[word.casefold()] if word.casefold() in _WORDS else None)
             if factor is None:
-                raise AnswerError(f"{word!r} is not a scale this page reads (k, M, B or billion, T, GB, GiB)")
+                raise AnswerError(f"{_quoted(word)} is not a scale this page reads (k, M, B or billion, T, GB, GiB)")
             if word == "B" and unit.casefold() == "bytes":
                 raise AnswerError("B alone could mean bytes or billions here: write 1.2e9, 1.2 billion or 1.2 GB")
             s, scale = suffix.group(1), factor

@@ -402,6 +402,82 @@ def use_deterministic_torch(threads: int = 1) -> None:
     torch.set_deterministic_debug_mode("error")  # as use_deterministic_algorithms(True), without importing Inductor
 
 
+def parameter_count(config: ModelConfig, *, ffn: bool = True) -> int:
+    """Trainable parameters of a :class:`TinyTransformer` of shape ``config``; ``ffn=False``: without its FFNs.
+
+    Token embedding and unembedding (``vocab_size × d_model`` each, not
+    tied), position embedding (``seq_len × d_model``), and per block the
+    attention's four bias-free projections (``4 d_model²``) and the FFN's
+    two matrices with their biases (``2 d_model d_ff + d_ff + d_model``);
+    the layer norms have none.
+
+    >>> parameter_count(ModelConfig(vocab_size=10, seq_len=4, d_model=8, n_heads=2, d_ff=16, n_blocks=1))
+    728
+    """
+    c = require_instance(config, "config", ModelConfig)
+    require_bool(ffn, "ffn")
+    per_block = 4 * c.d_model**2 + (2 * c.d_model * c.d_ff + c.d_ff + c.d_model if ffn else 0)
+    return (2 * c.vocab_size + c.seq_len) * c.d_model + c.n_blocks * per_block
+
+
+def matched_width_without_ffn(config: ModelConfig) -> int:
+    """The narrowest ``d_model`` (a multiple of ``n_heads``) at which the model without FFNs has as many parameters.
+
+    The control that separates "the FFNs help" from "more parameters help":
+    a model with no FFN, made wider until it has at least as many trainable
+    parameters as ``config``'s model with its FFNs.
+
+    >>> c = ModelConfig(vocab_size=81, seq_len=6, d_model=32, n_heads=4, d_ff=128, n_blocks=2)
+    >>> d = matched_width_without_ffn(c)
+    >>> d, parameter_count(c), parameter_count(replace(c, d_model=d), ffn=False)
+    (52, 30272, 30368)
+    """
+    target = parameter_count(require_instance(config, "config", ModelConfig))
+    d_model = config.d_model
+    while parameter_count(replace(config, d_model=d_model), ffn=False) < target:
+        d_model += config.n_heads
+    return d_model
+
+
+class NumericalEnvironment(NamedTuple):
+    """What decides a trained model's last bits on this machine: CPU, torch's kernels, the BLAS library."""
+
+    cpu: str  #: the processor's model name
+    torch: str  #: torch's version
+    cpu_capability: str  #: the instruction set torch's own CPU kernels use (ATen's capability)
+    blas: str  #: the matrix-product library torch was built with
+    threads: int  #: torch's thread count
+    settings: dict  #: the environment variables that change those code paths, where set
+
+
+#: Environment variables that change the floating-point code paths of torch, MKL and oneDNN.
+NUMERICAL_SETTINGS = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "OMP_NUM_THREADS")
+
+
+def numerical_environment() -> NumericalEnvironment:
+    """This process's numerical environment: why a model trained here can differ in its last bits from elsewhere.
+
+    Sums rounded in another order (another instruction set, another BLAS
+    code path, another thread count) change the last bit of a weight, and
+    training can amplify that; two machines that print the same environment
+    train the same weights.
+    """
+    import os
+    import platform
+    import re
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    blas = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+    return NumericalEnvironment(cpu, torch.__version__, torch.backends.cpu.get_cpu_capability(),
+                                blas.group(1) if blas else "unknown", torch.get_num_threads(),
+                                {key: os.environ[key] for key in NUMERICAL_SETTINGS if key in os.environ})
+
+
 def numpy_block_max_diff(model: TinyTransformer, index: int, x) -> dict[str, float]:
     """Compare one block of ``model`` with :func:`ffnbook.block.transformer_block` on the same weights.
 
@@ -576,7 +652,7 @@ def _copy_model(model: TinyTransformer) -> TinyTransformer:
 
 def train_on_facts(world: FactWorld, train_facts, model_config: ModelConfig,
                    train_config: TrainConfig = TrainConfig(), *, held_out_facts=None,
-                   without_ffn: bool = False) -> TrainResult:
+                   without_ffn: bool = False, initial_model: TinyTransformer | None = None) -> TrainResult:
     """Train a :class:`TinyTransformer` to answer prompts about ``train_facts``.
 
     Every step draws a fresh batch of prompts (facts uniformly at random,
@@ -590,6 +666,8 @@ def train_on_facts(world: FactWorld, train_facts, model_config: ModelConfig,
     ``without_ffn=True`` trains the control without FFNs: every FFN weight
     and bias is set to zero before the first step and never trained, so each
     block adds only its attention (the FFN's output is exactly zero throughout).
+    ``initial_model``: start from a copy of these weights (a model of shape
+    ``model_config``) instead of drawing them from ``train_config.seed``.
 
     The same arguments give bit-identical weights on the same machine.
     """
@@ -603,8 +681,10 @@ def train_on_facts(world: FactWorld, train_facts, model_config: ModelConfig,
         held_out_facts = check_facts(world, held_out_facts, "held_out_facts")
     stream = _FactStream(world, train_facts, held_out_facts, model_config, train_config, model_config.n_blocks)
 
+    if initial_model is not None and check_transformer(initial_model, "initial_model").config != model_config:
+        raise ValueError(f"initial_model must have model_config's shape {model_config}, got {initial_model.config}")
     with deterministic_torch(train_config.seed, train_config.threads):
-        model = TinyTransformer(model_config)
+        model = TinyTransformer(model_config) if initial_model is None else _copy_model(initial_model).train()
         if without_ffn:
             _silence_ffns(model)
             for p in _ffn_parameters(model):
@@ -641,10 +721,24 @@ class Replica(NamedTuple):
 
 
 def _replica_model(replica: Replica, model_config: ModelConfig) -> TinyTransformer:
-    """The replica's initial model, exactly as :func:`train_on_facts` would build it."""
+    """The replica's initial model: for ``model_config``'s own width, exactly as :func:`train_on_facts` builds it.
+
+    Replicas of one seed share every initial weight outside the FFNs,
+    whatever their FFN width: a model of another width takes its embeddings,
+    attention and unembedding from the model of ``model_config``'s width
+    (drawing the FFNs first would move the random stream, and a comparison
+    of widths would also compare initial weights). Its own FFN weights are
+    drawn from the seed at its width.
+    """
     width = model_config.d_ff if replica.d_ff in (None, 0) else replica.d_ff
     with deterministic_torch(replica.seed):
-        model = TinyTransformer(replace(model_config, d_ff=width))
+        model = TinyTransformer(model_config)
+    if width != model_config.d_ff:
+        with deterministic_torch(replica.seed):
+            narrow = TinyTransformer(replace(model_config, d_ff=width))
+        shared = {name: w for name, w in model.state_dict().items() if ".ffn." not in name}
+        narrow.load_state_dict(shared, strict=False)
+        model = narrow
     if replica.d_ff == 0:
         _silence_ffns(model)
     return model

@@ -43,7 +43,7 @@ from ._checks import (
     require_sequence,
 )
 from .block import _influence_panels, influence_matrix
-from .controls import chance_recall  # noqa: F401  (the floor every recall here is compared with)
+from .controls import additive_part, chance_recall, spread  # noqa: F401  (chance: the floor of every recall here)
 from .facts import FactWorld, Prompts, check_facts, check_world, fact_prompts, make_world
 from .plotting import FFN_COLOUR, OTHER_COLOURS, PALETTE, BookFigure, new_figure, styled
 from .position_independence import ffn_layer, reshape_max_diff
@@ -193,12 +193,14 @@ def _ablation_rows(rows, name: str = "rows") -> list[dict]:
 
 
 def ablation_grid(studies: Sequence[list[dict]], method: str) -> dict:
-    """Mean, lowest and highest recall over seeds for every (sublayer, site) of one ablation method.
+    """Mean, lowest and highest recall over seeds, and the interval of the mean, for every (sublayer, site).
 
-    ``studies`` holds one :func:`ablation_study` per seed. Returns
-    ``{"rows": [(part, block), ...], "sites": ABLATION_SITES, "mean", "low",
-    "high"}``, the last three ``(len(rows), len(sites))`` arrays; one row per
-    block's FFN and attention, FFN first.
+    ``studies`` holds one :func:`ablation_study` per seed, all of one
+    ablation method. Returns ``{"rows": [(part, block), ...], "sites":
+    ABLATION_SITES, "mean", "low", "high", "ci_low", "ci_high"}``, the last
+    five ``(len(rows), len(sites))`` arrays (the interval as
+    :func:`ffnbook.controls.spread` computes it); one row per block's FFN
+    and attention, FFN first.
     """
     studies = _studies(studies)
     require_choice(method, "method", ABLATION_METHODS)
@@ -206,8 +208,10 @@ def ablation_grid(studies: Sequence[list[dict]], method: str) -> dict:
     rows = [(part, b) for b in range(n_blocks) for part in ("ffn", "attention")]
     values = np.array([[[ablated_recall(study, part, (b,), method, where) for where in ABLATION_SITES]
                         for part, b in rows] for study in studies])
+    cells = [[spread(values[:, i, j]) for j in range(values.shape[2])] for i in range(values.shape[1])]
     return {"rows": rows, "sites": ABLATION_SITES, "mean": values.mean(axis=0), "low": values.min(axis=0),
-            "high": values.max(axis=0)}
+            "high": values.max(axis=0), "ci_low": np.array([[c.ci_low for c in row] for row in cells]),
+            "ci_high": np.array([[c.ci_high for c in row] for row in cells])}
 
 
 def _studies(studies, name: str = "studies") -> list:
@@ -219,15 +223,26 @@ def _studies(studies, name: str = "studies") -> list:
     return studies
 
 
+#: What :func:`ablation_grid` gives for every cell: over seeds, mean, range and the interval of the mean.
+GRID_STATS = ("mean", "low", "high", "ci_low", "ci_high")
+
+
 def grid_value(grid: dict, part: str, block: int, where: str, stat: str = "mean") -> float:
-    """One cell of :func:`ablation_grid`: ``stat`` (``"mean"``, ``"low"`` or ``"high"``) for a sublayer and site."""
-    if not isinstance(grid, dict) or not {"rows", "sites", "mean", "low", "high"} <= grid.keys():
+    """One cell of :func:`ablation_grid`: ``stat`` (mean, low, high, ci_low or ci_high) for a sublayer and site."""
+    if not isinstance(grid, dict) or not {"rows", "sites", *GRID_STATS} <= grid.keys():
         raise TypeError(f"grid must be the dict of ablation_grid(), got {describe(grid)}")
     require_choice(part, "part", ("ffn", "attention"))
     block = require_index(block, "block", len(grid["rows"]) // 2, of="the grid's blocks")
     require_choice(where, "where", grid["sites"])
-    require_choice(stat, "stat", ("mean", "low", "high"))
+    require_choice(stat, "stat", GRID_STATS)
     return float(grid[stat][grid["rows"].index((part, block)), grid["sites"].index(where)])
+
+
+def _mean_pm(values, scale: float = 100.0, digits: int = 0, unit: str = "%") -> str:
+    """``values`` over seeds as "mean ± half-width of its 95% interval" (the mean alone when all are equal)."""
+    s = spread([float(v) for v in values])
+    text = f"{scale * s.mean:.{digits}f}{unit}"
+    return text if s.low == s.high else f"{text} ± {scale * s.half_width:.{digits}f}"
 
 
 def _site_label(where: str) -> str:
@@ -302,6 +317,110 @@ def held_out_hits(model: TinyTransformer, world: FactWorld, held_out_facts, *, n
     return int((guessed_objects(mean, world) == world.object_token(world.answers(held_out_facts))).sum())
 
 
+def object_score_grid(model: TinyTransformer, world: FactWorld, *, n_contexts: int, seed: int,
+                      ffns: str = "intact") -> np.ndarray:
+    """The model's score for every object, for every (subject, relation) pair: ``(n_subjects, n_relations, n_objects)``.
+
+    Every pair of the world, stored fact or not, is asked in ``n_contexts``
+    fresh prompts; the logits of the object tokens at ``→`` are averaged over
+    them. ``ffns="mean"`` mean-ablates every block's FFN at every position
+    (class means over these same prompts, as :func:`ablation_study` does), so
+    the grid shows what the rest of the model computes without them. Split
+    with :func:`ffnbook.controls.additive_part` into what needs no
+    interaction of subject and relation and what does.
+    """
+    check_transformer(model)
+    check_world(world)
+    n_contexts = require_positive_int(n_contexts, "n_contexts", maximum=1000)
+    require_choice(ffns, "ffns", ("intact", "mean"))
+    prompts = fact_prompts(world, world.all_facts(), n_contexts, model.config.seq_len, seed=require_seed(seed))
+    knocks = {}
+    if ffns == "mean":
+        means = mean_outputs(model, prompts)["ffn"]
+        knocks = {"ffn_ablation": {b: means[b] for b in range(len(model.blocks))}}
+    logits = answer_logits(model, prompts, **knocks)[:, torch.from_numpy(world.object_tokens())]
+    mean = logits.double().reshape(world.n_facts, n_contexts, world.n_objects).mean(dim=1).numpy()
+    return mean.reshape(world.n_subjects, world.n_relations, world.n_objects)
+
+
+class AffineComparison(NamedTuple):
+    """An FFN's output against the best affine map of its input, on the prompts whose input names a wrong object."""
+
+    n_prompts: int  #: prompts on which the FFN's input, read through the unembedding, names a wrong object
+    share: float  #: their share of all prompts
+    ffn: float  #: share of those on which the FFN's output alone names the right object
+    affine: float  #: share on which the best affine map of the input names it
+    r2: float  #: share of the FFN output's variance (over all prompts) that the affine map explains
+
+
+def _readout(vectors: torch.Tensor, model: TinyTransformer, world: FactWorld) -> np.ndarray:
+    """Object guesses of output vectors read through the unembedding, centred as the final layer norm centres."""
+    scores = (vectors - vectors.mean(dim=-1, keepdim=True)) @ model.unembed.weight.double().T
+    return guessed_objects(scores, world)
+
+
+def ffn_against_affine(model: TinyTransformer, world: FactWorld, prompts: Prompts, block: int) -> AffineComparison:
+    """Does an FFN compute the answer, or pass on what its input already says? Its output against an affine map.
+
+    At ``→``, take the FFN's input ``x`` (the normalised residual stream)
+    and its output ``y``. Read the stream entering the FFN through the final
+    layer norm and the unembedding (the logit lens): on the prompts where it
+    names a wrong object, how often does ``y`` alone, read the same way
+    (:func:`ffn_direct_recall`), name the right one, and how often does the
+    best affine map of ``x``, fitted to ``y`` by least squares over all the
+    prompts (in sample, so as good as an affine map can be here)? An output
+    right where any affine map of the input is wrong was computed by the
+    FFN's nonlinear units: the answer is in its weights, not in its input.
+    """
+    check_world(world)
+    check_prompts(prompts, check_transformer(model))
+    block = _block(model, block)
+    with torch.no_grad():
+        trace = model.trace(prompts.tokens)
+        x = trace.ffn_inputs[block][:, -1, :].double()
+        y = trace.ffn_outputs[block][:, -1, :].double()
+        stream = (trace.block_inputs[block] + trace.attention_outputs[block])[:, -1, :].double()
+        lens = guessed_objects(layer_norm(stream) @ model.unembed.weight.double().T, world)
+        # x sums to zero across its features (layer norm centres it), so the design's columns are
+        # dependent: an SVD-based least-squares fit, which takes the minimum-norm solution.
+        design = np.hstack([x.numpy(), np.ones((len(x), 1))])
+        fitted = torch.from_numpy(design @ np.linalg.lstsq(design, y.numpy(), rcond=None)[0])
+    answers = prompts.answers
+    wrong = lens != answers
+    residual = float(((y - fitted) ** 2).sum())
+    total = float(((y - y.mean(dim=0)) ** 2).sum())
+    n = int(wrong.sum())
+    ffn_right = (_readout(y, model, world) == answers)[wrong]
+    affine_right = (_readout(fitted, model, world) == answers)[wrong]
+    return AffineComparison(n, n / len(answers), float(ffn_right.mean()) if n else float("nan"),
+                            float(affine_right.mean()) if n else float("nan"), 1.0 - residual / total)
+
+
+def knowledge_bits(model: TinyTransformer, world: FactWorld, facts, *, n_contexts: int = 2, seed: int = 0) -> float:
+    """How many bits the model holds about the objects of ``facts``: ``Σ (log2 n_objects − cross-entropy in bits)``.
+
+    Each fact's object was drawn uniformly from ``n_objects``, so naming it
+    takes ``log2 n_objects`` bits without the model; with the model, the
+    cross-entropy of the right object under its scores for the objects
+    (a softmax over the object tokens at ``→``, averaged over
+    ``n_contexts`` fresh prompts). The difference, summed over the facts, is
+    what the model saves, a lower bound on what it stores about them in the
+    sense of Allen-Zhu and Li's knowledge capacity (ICLR 2025), who divide
+    such bits by the number of parameters. A fact the model is sure of counts
+    ``log2 n_objects`` bits; one it guesses at random, zero; one it gets
+    confidently wrong, less than zero.
+    """
+    check_transformer(model)
+    facts = check_facts(world, facts, "facts")
+    n_contexts = require_positive_int(n_contexts, "n_contexts", maximum=1000)
+    prompts = fact_prompts(world, facts, n_contexts, model.config.seq_len, seed=require_seed(seed))
+    logits = answer_logits(model, prompts)[:, torch.from_numpy(world.object_tokens())].double()
+    log_p = torch.log_softmax(logits, dim=-1)[torch.arange(len(prompts.answers)),
+                                               torch.from_numpy(world.answers(prompts.facts))]
+    cross_entropy_bits = -log_p.reshape(len(facts), n_contexts).mean(dim=1) / np.log(2.0)
+    return float(np.sum(np.log2(world.n_objects) - cross_entropy_bits.numpy()))
+
+
 # --- activation patching -------------------------------------------------------------------------
 
 def patching_study(model: TinyTransformer, world: FactWorld, prompts: Prompts, donors: Prompts,
@@ -366,7 +485,7 @@ def _patching_rows(rows, name: str = "rows") -> list[dict]:
 
 
 def patching_table(studies: Sequence[list[dict]], conditions: Sequence[tuple[str, int, str]]):
-    """Mean and range over seeds of :func:`patching_study`: one row per ``(part, block, where)``."""
+    """Mean over seeds of :func:`patching_study`, ± half its 95% interval: one row per ``(part, block, where)``."""
     from .display import MarkdownTable
 
     studies = require_sequence(studies, "studies", expected="a list of patching_study() results, one per seed",
@@ -384,8 +503,7 @@ def patching_table(studies: Sequence[list[dict]], conditions: Sequence[tuple[str
         moved = np.array([patched(s, part, block, where, "moved") for s in studies])
         kept = np.array([patched(s, part, block, where, "kept") for s in studies])
         rows.append({"sublayer": _part_label(part, block), "where": _site_label(where),
-                     "moved": f"{100 * moved.mean():.0f}% ({100 * moved.min():.0f} to {100 * moved.max():.0f})",
-                     "kept": f"{100 * kept.mean():.0f}% ({100 * kept.min():.0f} to {100 * kept.max():.0f})"})
+                     "moved": _mean_pm(moved), "kept": _mean_pm(kept)})
     return MarkdownTable(rows, [("output moved", "sublayer", "s"), ("at", "where", "s"),
                                 ("answer becomes the donor's", "moved", "s"), ("answer stays", "kept", "s")])
 
@@ -398,14 +516,20 @@ NEURON_KINDS = {
     "memory": "every fact that drives it strongly has one answer, and its value promotes that answer first",
     "subject": "driven strongly by two or more facts, all of one subject, with different answers",
     "relation": "driven strongly by two or more facts, all of one relation, with different answers",
-    "polysemantic": "responds to two or more unrelated input features (subjects or relations, each with most of "
-                    "its facts driving the unit strongly), and those features explain all its strong facts",
+    "polysemantic": "selective (fewer than half of all facts drive it strongly), and responds to two or more "
+                    "unrelated input features (subjects or relations, each with most of its facts driving the unit "
+                    "strongly) that together, but none alone, explain all its strong facts",
     "distributed": "any other live unit: no input features it responds to explain its strong facts",
 }
 
 
 #: A fact drives a unit *strongly* when it reaches this share of the unit's peak activation.
 STRONG_SHARE = 0.5
+
+#: A unit is *selective* when fewer than this share of all facts drive it strongly. One driven by
+#: most facts "responds" to nearly every subject and relation, so it would pass the test for
+#: unrelated features by firing for everything; at initialisation many units do.
+SELECTIVE_SHARE = 0.5
 
 
 def answer_activations(model: TinyTransformer, prompts: Prompts, n_contexts: int, *,
@@ -519,8 +643,9 @@ def read_neurons(activations, facts, answers, value_scores, object_tokens, *, st
     responds to two or more input features (:func:`_detected_features`: a
     subject or a relation most of whose facts drive it strongly),
     and those features, but no single one of them, hold all its strong
-    facts. A live unit that fails both tests is ``"distributed"``: it takes
-    part in several facts without responding to nameable features.
+    facts, and fewer than :data:`SELECTIVE_SHARE` of all facts drive it
+    strongly. A live unit that fails both tests is ``"distributed"``: it
+    takes part in several facts without responding to nameable features.
 
     >>> acts = np.array([[2.0, 0.0], [0.1, 1.0], [0.0, 1.0]])
     >>> facts = np.array([[0, 0], [0, 1], [1, 1]]); answers = np.array([0, 1, 0])
@@ -562,7 +687,7 @@ def read_neurons(activations, facts, answers, value_scores, object_tokens, *, st
             kind = "subject"
         elif len(chosen) >= 2 and len(np.unique(facts[chosen, 1])) == 1:
             kind = "relation"
-        elif _explained_by_unrelated_features(facts, chosen):
+        elif len(chosen) < SELECTIVE_SHARE * len(a) and _explained_by_unrelated_features(facts, chosen):
             kind = "polysemantic"
         else:
             kind = "distributed"
@@ -929,11 +1054,17 @@ NO_FFN_COLOUR = OTHER_COLOURS[3]
 HELD_OUT_COLOUR = OTHER_COLOURS[0]
 
 
-def _band(ax, steps, runs, colour, label, marker="o"):
-    """Mean line with the range over runs shaded: ``runs`` is a list of equal-length lists."""
+def _band(ax, steps, runs, colour, label, marker="o", linestyle="-"):
+    """Mean line with the 95% interval of the mean shaded: ``runs`` is a list of equal-length lists, one per seed."""
     values = np.asarray(runs, dtype=np.float64)
-    ax.fill_between(steps, values.min(axis=0), values.max(axis=0), color=colour, alpha=0.22, linewidth=0)
-    ax.plot(steps, values.mean(axis=0), color=colour, marker=marker, markersize=3, label=label)
+    intervals = [spread(column) for column in values.T]
+    ax.fill_between(steps, [i.ci_low for i in intervals], [i.ci_high for i in intervals], color=colour, alpha=0.22,
+                    linewidth=0)
+    ax.plot(steps, values.mean(axis=0), color=colour, marker=marker, markersize=3, label=label, linestyle=linestyle)
+
+
+#: How training_figure draws its models: the model with FFNs, then the controls without (grey, told apart by line).
+_RUN_STYLES = ((FFN_COLOUR, "-", "o"), (NO_FFN_COLOUR, "-", "o"), (NO_FFN_COLOUR, "--", "^"), (NO_FFN_COLOUR, ":", "v"))
 
 
 def _first_full(history: dict) -> int | None:
@@ -962,24 +1093,27 @@ def _runs(runs) -> dict:
 
 @styled
 def training_figure(runs: dict, chance: float) -> BookFigure:
-    """Loss (top) and recall (bottom) against the training step, mean and range over seeds.
+    """Loss (top) and recall (bottom) against the training step, mean and 95% interval over seeds.
 
-    ``runs`` maps a label (``"with FFNs"``, ``"without FFNs"``) to a list of
-    :class:`~ffnbook.tiny_transformer.TrainResult`, one per seed; the model
-    with FFNs (the first label) is drawn in orange, a model without FFNs in
-    grey. Recall of the held-out facts of the first label is drawn in green.
+    ``runs`` maps a label (``"with FFNs"``, ``"without FFNs"``, ...) to a
+    list of :class:`~ffnbook.tiny_transformer.TrainResult`, one per seed; the
+    model with FFNs (the first label) is drawn in orange, the models without
+    FFNs in grey, the second solid, the third dashed, a fourth dotted.
+    Recall of the held-out facts of the first label is drawn in green.
     """
     runs = _runs(runs)
     chance = require_number(chance, "chance", low=0, high=1, low_open=True)
-    colours = {label: FFN_COLOUR if i == 0 else NO_FFN_COLOUR for i, label in enumerate(runs)}
+    if len(runs) > len(_RUN_STYLES):
+        raise ValueError(f"runs must hold at most {len(_RUN_STYLES)} labels, got {len(runs)}")
     fig = new_figure(6.2, 7.0)
     loss_ax, recall_ax = fig.subplots(2, 1, sharex=True)
     described = []
     for i, (label, results) in enumerate(runs.items()):
+        colour, linestyle, marker = _RUN_STYLES[i]
         steps = results[0].history["step"]
-        _band(loss_ax, steps[1:], [r.history["loss"][1:] for r in results], colours[label], label)
-        _band(recall_ax, steps, [[100 * v for v in r.history["recall"]] for r in results], colours[label],
-              f"{label}, trained facts")
+        _band(loss_ax, steps[1:], [r.history["loss"][1:] for r in results], colour, label, marker, linestyle)
+        _band(recall_ax, steps, [[100 * v for v in r.history["recall"]] for r in results], colour,
+              f"{label}, trained facts", marker, linestyle)
         firsts = [_first_full(r.history) for r in results]
         finals = [r.history["recall"][-1] for r in results]
         reached = ", ".join("never" if f is None else str(f) for f in firsts)
@@ -992,18 +1126,19 @@ def training_figure(runs: dict, chance: float) -> BookFigure:
                   f"{label}, held-out facts", marker="s")
     loss_ax.set_yscale("log")
     loss_ax.set_ylabel("cross-entropy loss")
-    loss_ax.set_title("Training loss (mean; band: range over seeds)", fontsize=11)
-    loss_ax.legend(loc="upper right", fontsize=9)
+    loss_ax.set_title("Training loss (mean; band: 95% interval)", fontsize=11)
+    loss_ax.legend(loc="lower left", fontsize=9)  # the curves start high and fall to the right
     recall_ax.axhline(100 * chance, color="#222222", linestyle="--", linewidth=1.0, label="chance")
     recall_ax.set_ylim(-3, 103)
     recall_ax.set_xlabel("training step")
     recall_ax.set_ylabel("facts recalled (%)")
     recall_ax.set_title("Recall on fresh prompts", fontsize=11)
-    recall_ax.legend(loc="center right", fontsize=8.5)
+    # Below the curves once they have risen, above the held-out line and chance near zero.
+    recall_ax.legend(loc="lower right", bbox_to_anchor=(1.0, 0.08), fontsize=8.5)
     n = len(next(iter(runs.values())))
     return BookFigure(fig, (
-        f"Two line charts against the training step, each line the mean over {n} seeds with the range shaded. "
-        f"Top: training loss on a logarithmic scale. Bottom: recall on fresh prompts, with a dashed line at "
+        f"Two line charts against the training step, each line the mean over {n} seeds with its 95% interval "
+        f"shaded. Top: training loss on a logarithmic scale. Bottom: recall on fresh prompts, with a dashed line at "
         f"chance ({100 * chance:.1f}%). " + "; ".join(described) + "."))
 
 
@@ -1046,7 +1181,7 @@ def sparsity_table(at_init: Sequence[list[dict]], trained: Sequence[list[dict]])
     """Share of FFN units active per token, at initialisation and after training, by kind of position.
 
     Each argument holds one :func:`active_share_by_site` per seed; cells show
-    the mean over seeds and, after training, the range.
+    the mean over seeds and, after training, ± half its 95% interval.
     """
     from .display import MarkdownTable
 
@@ -1058,49 +1193,61 @@ def sparsity_table(at_init: Sequence[list[dict]], trained: Sequence[list[dict]])
         row = {"block": f"FFN {block}"}
         for site in ABLATION_SITES:
             before = np.mean([s[block][site] for s in at_init])
-            after = np.array([s[block][site] for s in trained])
-            row[site] = f"{100 * before:.0f} → {100 * after.mean():.0f} ({100 * after.min():.0f} to {100 * after.max():.0f})"
+            row[site] = f"{100 * before:.0f} → {_mean_pm([s[block][site] for s in trained], unit='')}"
         rows.append(row)
     return MarkdownTable(rows, [("units on (%)", "block", "s")] + [(_site_label(w), w, "s") for w in ABLATION_SITES])
 
 
-def kind_table(by_site: dict) -> object:
-    """Unit counts per kind, mean and range over seeds: ``by_site[(block, where)]`` holds one reading per seed."""
+def kind_table(by_site: dict, at_init: dict | None = None) -> object:
+    """Unit counts per kind, mean over seeds ± half its 95% interval: ``by_site[(block, where)]``, one reading per seed.
+
+    ``at_init``, with the same keys: the same reading of the models before
+    training, one row each after the trained rows, the baseline every count
+    is read against.
+    """
     from .display import MarkdownTable
 
-    if not isinstance(by_site, dict) or not by_site:
-        raise TypeError(f"by_site must be a non-empty dict {{(block, where): readings per seed}}, got {describe(by_site)}")
-    for key, per_seed in by_site.items():
-        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], str)):
-            raise TypeError(f"by_site's keys must be (block, where) tuples, got {describe(key)}")
-        require_sequence(per_seed, f"by_site[{key!r}]", expected="a list of read_neurons() results, one per seed",
-                         item=lambda r, label: _readings(r, name=label))
+    tables = {"trained": by_site} if at_init is None else {"trained": by_site, "at initialisation": at_init}
+    for name, table in tables.items():
+        if not isinstance(table, dict) or not table:
+            raise TypeError(f"{'by_site' if name == 'trained' else 'at_init'} must be a non-empty dict "
+                            f"{{(block, where): readings per seed}}, got {describe(table)}")
+        for key, per_seed in table.items():
+            if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], str)):
+                raise TypeError(f"by_site's and at_init's keys must be (block, where) tuples, got {describe(key)}")
+            require_sequence(per_seed, f"by_site[{key!r}]", expected="a list of read_neurons() results, one per seed",
+                             item=lambda r, label: _readings(r, name=label))
     rows = []
-    for (block, where), per_seed in by_site.items():
-        counts = np.array([[kind_counts(r)[k] for k in NEURON_KINDS] for r in per_seed])
-        row = {"units": f"FFN {block} at {_site_label(where)}"}
-        for j, kind in enumerate(NEURON_KINDS):
-            lo, hi = counts[:, j].min(), counts[:, j].max()
-            row[kind] = f"{counts[:, j].mean():.1f}" + (f" ({lo}–{hi})" if lo != hi else "")
-        rows.append(row)
+    for name, table in tables.items():
+        for (block, where), per_seed in table.items():
+            counts = np.array([[kind_counts(r)[k] for k in NEURON_KINDS] for r in per_seed])
+            row = {"units": f"FFN {block} at {_site_label(where)}" + ("" if name == "trained" else f", {name}")}
+            for j, kind in enumerate(NEURON_KINDS):
+                row[kind] = _mean_pm(counts[:, j], scale=1.0, digits=1, unit="")
+            rows.append(row)
     return MarkdownTable(rows, [("units read", "units", "s")] + [(k, k, "s") for k in NEURON_KINDS])
 
 
 def capacity_sweep(widths: Sequence[int], n_subjects: Sequence[int], *, n_relations: int, n_objects: int,
                    d_model: int, n_heads: int, n_blocks: int, seq_len: int, train_config: TrainConfig,
                    seeds: Sequence[int] = (0,)) -> list[dict]:
-    """Train one model per FFN width, world size and seed (width 0: no FFN); recall on all its facts.
+    """Train one model per FFN width, world size and seed (width 0: no FFN); recall and bits on all its facts.
 
     Worlds have ``n_relations`` relations and each number of subjects in
     ``n_subjects``; world and seed go together (seed ``s`` draws world
-    ``s``, the model's initial weights and its batches). Every model gets
-    the same ``train_config`` and trains on every fact of its world; all the
-    models of one world size train together
-    (:func:`~ffnbook.tiny_transformer.train_replicas`). Rows:
-    ``{"d_ff", "n_facts", "seed", "recall", "history"}``, ``recall`` on fresh
-    prompts at the end.
+    ``s``, the model's initial weights and its batches). The models of one
+    seed share every initial weight outside their FFNs, whatever their
+    width (:func:`~ffnbook.tiny_transformer.train_replicas`), so a
+    difference between widths is the FFN's, not another draw's. Every model
+    gets the same ``train_config`` and trains on every fact of its world;
+    all the models of one world size train together. Rows: ``{"d_ff",
+    "n_facts", "seed", "recall", "history", "bits", "parameters"}``:
+    ``recall`` on fresh prompts at the end (``history`` has it at every
+    record, for smaller budgets), ``bits`` what the final model holds about
+    its facts (:func:`knowledge_bits`), ``parameters`` its trainable
+    parameters (without FFN for width 0).
     """
-    from .tiny_transformer import Replica, train_replicas
+    from .tiny_transformer import Replica, parameter_count, train_replicas
 
     widths = require_sequence(widths, "widths", item=lambda w, label: require_nonnegative_int(w, label, maximum=4096))
     n_subjects = require_sequence(n_subjects, "n_subjects",
@@ -1120,8 +1267,11 @@ def capacity_sweep(widths: Sequence[int], n_subjects: Sequence[int], *, n_relati
         config = ModelConfig(vocab_size=replicas[0].world.vocab_size, seq_len=seq_len, d_model=d_model,
                              n_heads=n_heads, d_ff=max(max(widths), 1), n_blocks=n_blocks)
         for replica, result in zip(replicas, train_replicas(replicas, config, train_config)):
-            rows.append({"d_ff": replica.d_ff, "n_facts": replica.world.n_facts, "seed": replica.seed,
-                         "recall": result.history["recall"][-1], "history": result.history})
+            world = replica.world
+            rows.append({"d_ff": replica.d_ff, "n_facts": world.n_facts, "seed": replica.seed,
+                         "recall": result.history["recall"][-1], "history": result.history,
+                         "bits": knowledge_bits(result.model, world, world.all_facts(), seed=replica.seed),
+                         "parameters": parameter_count(result.model.config, ffn=replica.d_ff > 0)})
     return rows
 
 
@@ -1138,25 +1288,74 @@ def _capacity_rows(rows, keys=("d_ff", "n_facts", "seed", "recall")) -> list[dic
     return require_sequence(rows, "rows", expected="a list of capacity_sweep() rows", item=row)
 
 
-def capacity_table(rows: list[dict]) -> dict:
-    """Per (d_ff, n_facts): recall mean/low/high over seeds, and facts gained over the no-FFN model per unit.
+def _recall_at(row: dict, step: int | None) -> float:
+    """A capacity row's recall at a recorded training step (None: at the end)."""
+    if step is None:
+        return row["recall"]
+    history = row.get("history")
+    if not isinstance(history, dict) or step not in history.get("step", ()):
+        raise ValueError(f"step {step} is not a recorded step of the rows' histories")
+    return history["recall"][history["step"].index(step)]
 
-    ``gain_per_unit`` is the mean over seeds of ``(recall(d_ff) - recall(0)) * n_facts / d_ff``, each seed's
-    model compared with the no-FFN model of the same seed (the same world); ``None`` for ``d_ff = 0``.
+
+def unit_gains(rows: list[dict], d_ff: int, step: int | None = None, n_facts: int | None = None) -> list[float]:
+    """Each seed's recalled facts gained per FFN unit over its own model without FFN, in the order of the seeds.
+
+    ``(recall(d_ff) - recall(0)) * n_facts / d_ff`` for every seed that has
+    both models in ``rows`` (:func:`capacity_sweep`), at the end or at a
+    recorded ``step``; ``n_facts`` picks a world size (needed when the rows
+    hold several).
+
+    >>> rows = [{"d_ff": 0, "n_facts": 100, "seed": 0, "recall": 0.5},
+    ...         {"d_ff": 10, "n_facts": 100, "seed": 0, "recall": 0.75}]
+    >>> unit_gains(rows, 10)
+    [2.5]
     """
     rows = _capacity_rows(rows)
+    d_ff = require_positive_int(d_ff, "d_ff")
+    sizes = sorted({r["n_facts"] for r in rows})
+    if n_facts is None and len(sizes) > 1:
+        raise ValueError(f"rows hold several world sizes {sizes}: pass n_facts")
+    n_facts = sizes[0] if n_facts is None else require_positive_int(n_facts, "n_facts")
+    if step is not None:
+        step = require_nonnegative_int(step, "step")
+    base = {r["seed"]: _recall_at(r, step) for r in rows if r["d_ff"] == 0 and r["n_facts"] == n_facts}
+    mine = sorted((r for r in rows if r["d_ff"] == d_ff and r["n_facts"] == n_facts and r["seed"] in base),
+                  key=lambda r: r["seed"])
+    if not mine:
+        raise ValueError(f"rows hold no seed with both d_ff={d_ff} and d_ff=0 at n_facts={n_facts} "
+                         f"(their world sizes: {sizes})")
+    return [(_recall_at(r, step) - base[r["seed"]]) * n_facts / d_ff for r in mine]
+
+
+def capacity_table(rows: list[dict], step: int | None = None) -> dict:
+    """Per (d_ff, n_facts): recall over seeds, and the facts each FFN unit adds, at the end or at a recorded ``step``.
+
+    Each entry holds recall's :func:`~ffnbook.controls.spread` fields
+    (``mean``, ``low``, ``high``, ``ci_low``, ``ci_high``) and ``n``; for
+    ``d_ff > 0`` also the gain per unit, ``(recall(d_ff) - recall(0)) *
+    n_facts / d_ff``, each seed's model against the no-FFN model of the
+    same seed (same world, same initial weights outside the FFN): its mean
+    as ``gain_per_unit`` and ``gain_low``, ``gain_high``, ``gain_ci_low``,
+    ``gain_ci_high``. Where the rows carry ``bits`` and ``parameters`` (at
+    the end only), also ``bits_per_parameter``, its mean over seeds.
+    """
+    rows = _capacity_rows(rows)
+    if step is not None:
+        step = require_nonnegative_int(step, "step")
     table = {}
     for d_ff, n_facts in sorted({(r["d_ff"], r["n_facts"]) for r in rows}):
         mine = sorted((r for r in rows if r["d_ff"] == d_ff and r["n_facts"] == n_facts), key=lambda r: r["seed"])
-        recalls = np.array([r["recall"] for r in mine])
-        entry = {"mean": float(recalls.mean()), "low": float(recalls.min()), "high": float(recalls.max()),
-                 "n": len(mine), "gain_per_unit": None, "gain_low": None, "gain_high": None}
-        if d_ff > 0:
-            base = {r["seed"]: r["recall"] for r in rows if r["d_ff"] == 0 and r["n_facts"] == n_facts}
-            if base:
-                gains = np.array([(r["recall"] - base[r["seed"]]) * n_facts / d_ff for r in mine])
-                entry.update(gain_per_unit=float(gains.mean()), gain_low=float(gains.min()),
-                             gain_high=float(gains.max()))
+        recall_spread = spread([_recall_at(r, step) for r in mine])
+        entry = {key: getattr(recall_spread, key) for key in ("mean", "low", "high", "ci_low", "ci_high")}
+        entry.update(n=len(mine), gain_per_unit=None, gain_low=None, gain_high=None, gain_ci_low=None,
+                     gain_ci_high=None, bits_per_parameter=None)
+        if d_ff > 0 and any(r["d_ff"] == 0 and r["n_facts"] == n_facts for r in rows):
+            gain = spread(unit_gains(rows, d_ff, step, n_facts))
+            entry.update(gain_per_unit=gain.mean, gain_low=gain.low, gain_high=gain.high,
+                         gain_ci_low=gain.ci_low, gain_ci_high=gain.ci_high)
+        if step is None and all("bits" in r and "parameters" in r for r in mine):
+            entry["bits_per_parameter"] = float(np.mean([r["bits"] / r["parameters"] for r in mine]))
         table[(d_ff, n_facts)] = entry
     return table
 
@@ -1180,8 +1379,8 @@ def capacity_figure(rows: list[dict], chance: float, d_model: int) -> BookFigure
     described = []
     for i, n_facts in enumerate(sizes):
         mean = [100 * table[(w, n_facts)]["mean"] for w in widths]
-        low = [100 * table[(w, n_facts)]["low"] for w in widths]
-        high = [100 * table[(w, n_facts)]["high"] for w in widths]
+        low = [100 * table[(w, n_facts)]["ci_low"] for w in widths]
+        high = [100 * table[(w, n_facts)]["ci_high"] for w in widths]
         colour = FFN_COLOUR if len(sizes) == 1 else greys[i % len(greys)]
         error = np.array([np.subtract(mean, low), np.subtract(high, mean)])
         with_ffn = [j for j, w in enumerate(widths) if w > 0]  # the model without FFN is not drawn as an FFN
@@ -1198,7 +1397,7 @@ def capacity_figure(rows: list[dict], chance: float, d_model: int) -> BookFigure
     recall_ax.set_ylim(-3, 103)
     recall_ax.set_xlabel(f"FFN width d_ff (d_model = {d_model})")
     recall_ax.set_ylabel("facts recalled (%)")
-    recall_ax.set_title(f"Recall of {' / '.join(map(str, sizes))} facts (mean; bars: range over seeds)",
+    recall_ax.set_title(f"Recall of {' / '.join(map(str, sizes))} facts (mean; bars: 95% interval)",
                         fontsize=11)
     recall_ax.legend(loc="upper left", fontsize=9)
     shades = [NO_FFN_COLOUR if w == 0 else FFN_COLOUR for w in widths]
@@ -1218,7 +1417,7 @@ def capacity_figure(rows: list[dict], chance: float, d_model: int) -> BookFigure
     loss_ax.legend(loc="lower left", fontsize=9)
     return BookFigure(fig, (
         f"Top: recall at the end of training against the FFN width, 0 meaning no FFN, mean over seeds with the "
-        f"range as bars, chance dashed at {100 * chance:.1f}%. " + "; ".join(described) + ". Bottom: the mean "
+        f"95% interval of the mean as bars, chance dashed at {100 * chance:.1f}%. " + "; ".join(described) + ". Bottom: the mean "
         "training loss of each width against the step, on a logarithmic scale: the model without FFN in grey, "
         "the FFN widths in orange."))
 

@@ -1,6 +1,11 @@
 """Shared fixtures: small, seeded FFN weights and inputs; the built book; Sphinx test apps.
 
-Two speeds of test live here. ``pytest -m "not build"`` (``make check``) runs the
+Three tiers of test live here. ``make test`` runs every test but those marked ``full``
+(pyproject.toml's addopts), on every core with pytest-xdist: it builds the book once and
+loads each page in one Chromium per worker. ``make test-full`` (CI, on a schedule) adds the
+``full`` ones: whole-book reruns (the reader notebooks in a fresh venv, a second clean build,
+the PDF), the colour-scheme and every-page matrices of the browser tests, more Hypothesis
+examples. ``pytest -m "not build"`` (``make check``) runs the
 unit tests, the doctests and the extension's in-process tests on tiny Sphinx
 projects in ``tests/roots/`` (Sphinx's own ``sphinx.testing`` fixtures); it never
 builds the book. Every test that needs the built book (the ``site`` fixture) or
@@ -18,14 +23,16 @@ from hypothesis import HealthCheck, settings
 
 import ffnbook
 
-# Hypothesis budgets for the generated tests (tests/test_contract.py): `make check` runs the
-# "check" profile (a few examples per callable, seconds), `make test` and CI the "full" one.
+# Hypothesis budgets for the generated tests (tests/test_contract.py, test_properties.py):
+# `make check` runs the "check" profile (a few examples per callable, seconds), `make test` the
+# default "test" one, `make test-full` (CI, on a schedule) the "full" one, ten times as many.
 # Derandomized, so a run is repeatable and CI never fails by chance; no example database on disk.
 settings.register_profile(
-    "full", max_examples=40, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+    "full", max_examples=100, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
 )
+settings.register_profile("test", parent=settings.get_profile("full"), max_examples=10)
 settings.register_profile("check", parent=settings.get_profile("full"), max_examples=4)
-settings.load_profile("full")
+settings.load_profile("test")
 
 # app, make_app, rootdir...: Sphinx applications built in-process on a test root.
 pytest_plugins = ("sphinx.testing.fixtures",)
@@ -41,10 +48,33 @@ os.environ["NO_COLOR"] = "1"
 
 def pytest_collection_modifyitems(items):
     """A test that reads the built book builds it: mark it ``build``, so that
-    ``-m "not build"`` never starts the slow build by accident."""
+    ``-m "not build"`` never starts the slow build by accident.
+
+    Then the modules are ordered for pytest-xdist (``--dist loadfile``, one module per work
+    unit, handed out in this order): first those that build copies of the project, then the
+    other tests that do not read the book, while the book builds in the background (see
+    ``_site_build_starts_early``); then the browser tests, the longest of those that read it."""
     for item in items:
         if "site" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.build)
+    reads_site, builds, browser = set(), set(), set()
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        module = item.nodeid.split("::")[0]
+        if "site" in fixtures:
+            reads_site.add(module)
+        elif item.get_closest_marker("build"):
+            builds.add(module)
+        if "browser" in fixtures:
+            browser.add(module)
+
+    def rank(item) -> int:
+        module = item.nodeid.split("::")[0]
+        if module in reads_site:
+            return 2 if module in browser else 3
+        return 0 if module in builds else 1
+
+    items.sort(key=rank)  # stable: each module's tests stay together, in their order
 
 
 @pytest.fixture(scope="session")
@@ -103,24 +133,80 @@ def tokens() -> np.ndarray:
     return ffnbook.random_tokens((2, 7, 16), seed=4)
 
 
+def shared_folder(tmp_path_factory) -> Path:
+    """A folder every process of this test session sees: under pytest-xdist, the parent of
+    the workers' own temporary folders; otherwise the session's temporary folder."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+#: The background build of the book this process started (at most one per session).
+_SITE_BUILD: list = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _site_build_starts_early(request, tmp_path_factory):
+    """Start building the book as soon as the session starts, when a selected test reads it:
+    the other tests run meanwhile (a clean build is a minute or two of CPU), and the first
+    test that reads the book waits only for what is left of the build."""
+    if not os.environ.get("FFNBOOK_SITE") and any(
+        "site" in getattr(item, "fixturenames", ()) for item in request.session.items
+    ):
+        start_site_build(shared_folder(tmp_path_factory))
+    yield
+    for build in _SITE_BUILD:  # another worker may still wait for it: let it finish
+        build.wait()
+
+
+def start_site_build(shared: Path) -> None:
+    """Run `make html` once for the whole session (all xdist workers), in the background: into
+    the checkout's ``_build`` when it has a build (brought up to date), else into ``shared``.
+    ``tests/sitecheck.py`` writes the outcome to ``shared/site.json`` when it ends."""
+    import subprocess
+    import sys
+
+    from filelock import FileLock
+    from sitecheck import ROOT
+
+    with FileLock(shared / "site.lock"):
+        if (shared / "site.pid").exists():
+            return
+        build = ROOT / "_build" if (ROOT / "_build" / "html").is_dir() else shared / "site"
+        script = Path(__file__).with_name("sitecheck.py")
+        process = subprocess.Popen([sys.executable, str(script), str(build), str(shared / "site.json")])
+        (shared / "site.pid").write_text(str(process.pid))
+        _SITE_BUILD.append(process)
+
+
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
-    """The whole book as built by `make html`, once per test session.
+    """The whole book as built by `make html`, once per test session (all xdist workers).
 
     * ``FFNBOOK_SITE`` set: that built ``html`` folder, as it is (CI builds first).
     * a checkout with a build (``_build/html``): `make html` there brings it up to date
       (an incremental build, which publishes what a clean one would: seconds when it is
       fresh), and the tests read it; a page test alone takes seconds, not a whole build.
     * otherwise (a clean clone): a clean build into a temporary folder.
+
+    The build starts with the session (``_site_build_starts_early``); every worker waits for
+    the same build, and a failed build fails every test that reads the book, with its output.
     """
-    from sitecheck import DOCS, ROOT, make_html
+    import json
+    import time
+
+    from sitecheck import process_ended
 
     if os.environ.get("FFNBOOK_SITE"):
         return Path(os.environ["FFNBOOK_SITE"])
-    build = ROOT / "_build" if (ROOT / "_build" / "html").is_dir() else tmp_path_factory.mktemp("site")
-    result = make_html(DOCS, build)
-    assert result.returncode == 0, f"make html failed:\n{result.stdout[-8000:]}\n{result.stderr[-8000:]}"
-    return build / "html"
+    shared = shared_folder(tmp_path_factory)
+    start_site_build(shared)
+    outcome, builder = shared / "site.json", int((shared / "site.pid").read_text())
+    while not outcome.exists():
+        assert not (process_ended(builder) and not outcome.exists()), "the build of the book ended without a result"
+        time.sleep(0.5)
+    built = json.loads(outcome.read_text())
+    assert not built["failure"], built["failure"]
+    return Path(built["html"])
 
 
 @pytest.fixture
@@ -135,20 +221,24 @@ def deterministic_torch_thread():
 # --- the built book in a browser (the test_*browser*.py modules, test_site_quality.py) -------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(site):
     """The built book on localhost as a static host serves it: gzip, 404.html for missing
-    addresses, and the site also under the path it is published at (404.html's <base>)."""
+    addresses, and the site also under the path it is published at (404.html's <base>).
+    One server per test session (per worker under pytest-xdist)."""
     from sitecheck import serve
 
     with serve(site) as base:
         yield base
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
-    """Debian's Chromium driven by Playwright, one per test module; skipped, with the reason
-    printed, where either is missing."""
+    """Debian's Chromium driven by Playwright, one per test session (per worker under
+    pytest-xdist: launching it costs about a second and each module used to launch its own);
+    skipped, with the reason printed, where either is missing. A test opens its own
+    ``browser.new_context(...)`` (viewport, colour scheme, touch) and closes it: contexts
+    share nothing, so the tests stay independent."""
     from sitecheck import CHROMIUM, CHROMIUM_ARGS, browser_api
 
     with browser_api().sync_playwright() as p:

@@ -109,6 +109,11 @@ NAME_KINDS: dict[str, Kind] = {
             "v_head_dim",
             "d_ff_classic",
             "n_subjects",
+            "n_devices",
+            "d_key",
+            "slots",
+            "d_in",
+            "n_outliers",
         ),
         SIZE,
     ),
@@ -116,7 +121,9 @@ NAME_KINDS: dict[str, Kind] = {
     **dict.fromkeys(("n_held_out", "ffn_sublayers", "attention_sublayers", "start"), COUNT),
     **dict.fromkeys(("position", "slot", "feature", "edited_position", "output_position", "index", "block"), INDEX),
     "seed": SEED,
-    **dict.fromkeys(("bias", "gated", "causal", "include_moe", "answer_only", "tied", "return_weights"), FLAG),
+    **dict.fromkeys(
+        ("bias", "gated", "causal", "include_moe", "answer_only", "tied", "return_weights", "fused", "mup"), FLAG
+    ),
     "cross_attention": FLAG.optional(),
     "tied_head": FLAG.optional(),
     "eps": Number(low=0),
@@ -276,6 +283,12 @@ def _routing():
 
     p = _moe()
     return route(_x(6, 4), p.W_router, 2)
+
+
+def _product_keys():
+    from ffnbook.memory_layers import random_product_keys
+
+    return random_product_keys(4, 6)
 
 
 def _model(name="GPT-2 small"):
@@ -508,6 +521,71 @@ CASES: dict[str, Case] = {
     "ffnbook.gated.hidden_values": Case(lambda: dict(x=_x(), params=_gated())),
     "ffnbook.gated.parameter_budget_figure": Case(lambda: dict(d_model=8, d_ff_classic=12)),
     "ffnbook.gated.gate_histogram_figure": Case(lambda: dict(x=_x(), params=_gated())),
+    "ffnbook.memory_layers.random_product_keys": Case(lambda: dict(n=4, d_key=6)),
+    "ffnbook.memory_layers.product_key_topk": Case(
+        lambda: dict(query=np.linspace(-1, 1, 6), keys=_product_keys(), k=2),
+        kinds={"query": ARRAY, "keys": Obj("ProductKeys")},
+    ),
+    "ffnbook.memory_layers.exhaustive_topk": Case(
+        lambda: dict(query=np.linspace(-1, 1, 6), keys=_product_keys(), k=2),
+        kinds={"query": ARRAY, "keys": Obj("ProductKeys")},
+    ),
+    "ffnbook.memory_layers.memory_layer_cost": Case(lambda: dict(n=8, d_key=4, d_model=8, k=2)),
+    "ffnbook.memory_layers.dense_memory_cost": Case(lambda: dict(slots=64, d_model=8)),
+    "ffnbook.mup.first_step_output_change": Case(lambda: dict(d_model=4, d_ff=8, learning_rate=1e-3)),
+    "ffnbook.mup.width_sweep": Case(lambda: dict(d_model=4, widths=[8, 16], learning_rate=1e-3, mup=True)),
+    "ffnbook.compression.quantize": Case(
+        lambda: dict(x=np.array([[0.5, -1.0], [0.2, 0.1]]), bits=8),
+        kinds={"x": FREE_ARRAY, "bits": SIZE, "axis": None},
+        why="axis: None, 0 or 1 (checked by hand in tests/test_compression.py)",
+    ),
+    "ffnbook.compression.outlier_features": Case(lambda: dict(d_in=8, n_outliers=2)),
+    "ffnbook.compression.outlier_inputs": Case(
+        lambda: dict(n_tokens=4, d_in=8, n_outliers=2, outlier_scale=10.0), kinds={"outlier_scale": POSITIVE}
+    ),
+    "ffnbook.compression.smoothing_scales": Case(
+        lambda: dict(x=np.ones((3, 4)), W=np.ones((4, 2))), kinds={"W": FREE_ARRAY, "alpha": Number(0, 1)}
+    ),
+    "ffnbook.compression.relative_error": Case(
+        lambda: dict(approximate=np.ones((2, 2)), exact=np.ones((2, 2))),
+        kinds={"approximate": ARRAY, "exact": ARRAY},
+    ),
+    "ffnbook.compression.w8a8_error": Case(
+        lambda: dict(x=np.ones((3, 4)), W=np.ones((4, 2))),
+        kinds={"W": FREE_ARRAY, "smooth": FLAG, "alpha": Number(0, 1), "bits": SIZE},
+    ),
+    "ffnbook.compression.prune": Case(
+        lambda: dict(W=np.ones((4, 2)), x=np.ones((3, 4))),
+        kinds={"W": FREE_ARRAY, "score": Choice(), "pattern": Choice()},
+    ),
+    "ffnbook.capacity.bits_per_fact": Case(lambda: dict(n_objects=32)),
+    "ffnbook.capacity.knowledge_bits": Case(lambda: dict(n_facts=10, n_objects=32), kinds={"n_facts": COUNT}),
+    "ffnbook.capacity.bits_per_parameter": Case(
+        lambda: dict(n_facts=10, n_objects=32, n_params=100), kinds={"n_facts": COUNT}
+    ),
+    "ffnbook.capacity.facts_at_capacity": Case(
+        lambda: dict(n_params=100, n_objects=32), kinds={"bits_per_param": POSITIVE}
+    ),
+    "ffnbook.parallel.shard_ffn": Case(lambda: dict(params=_ffn(), n_devices=2)),
+    "ffnbook.parallel.tensor_parallel_ffn": Case(lambda: dict(x=_x(), params=_ffn(), n_devices=2)),
+    "ffnbook.parallel.row_split_ffn": Case(lambda: dict(x=_x(), params=_ffn(), n_devices=2)),
+    "ffnbook.parallel.pack_gate_up": Case(
+        lambda: dict(params=_gated(), packing="interleaved"), kinds={"packing": Choice()}
+    ),
+    "ffnbook.parallel.tensor_parallel_gated_ffn": Case(
+        lambda: dict(x=_x(), params=_gated(), n_devices=2), kinds={"packing": Choice().optional()}
+    ),
+    "ffnbook.parallel.ring_all_reduce": Case(
+        lambda: dict(vectors=np.arange(12.0).reshape(3, 4)), kinds={"vectors": FREE_ARRAY}
+    ),
+    "ffnbook.parallel.tensor_parallel_cost": Case(
+        lambda: dict(model=_model(), n_devices=2), kinds={"model": Obj("ModelConfig"), "dtype": Choice()}
+    ),
+    "ffnbook.parallel.glu_elementwise_values": Case(lambda: dict(d_ff=8, fused=True)),
+    "ffnbook.parallel.split_equals_whole": Case(lambda: dict(x=_x(), params=_ffn(), n_devices=2)),
+    "ffnbook.parallel.gated_split_error": Case(
+        lambda: dict(x=_x(), params=_gated(), n_devices=2), kinds={"packing": Choice().optional()}
+    ),
     "ffnbook.gated_torch.GatedFFN": Case(lambda: dict(d_model=4, d_ff=6)),
     "ffnbook.gated_torch.GatedFFN.forward": Case(
         lambda: dict(x=_tensor(2, 4)), kinds={"x": Tensor()}, target=lambda: _torch_module("gated").forward
@@ -521,7 +599,9 @@ CASES: dict[str, Case] = {
     "ffnbook.parameters.gated_ffn_param_count": Case(lambda: dict(d_model=8, d_ff=32)),
     "ffnbook.parameters.equal_parameter_width": Case(lambda: dict(d_ff_classic=3072), kinds={"d_ff_classic": POSITIVE}),
     "ffnbook.parameters.ffn_weights_in_d2": Case(lambda: dict(d_ff=32, d_model=8, gated=False)),
-    "ffnbook.parameters.attention_param_count": Case(lambda: dict(d_model=8, n_heads=2)),
+    "ffnbook.parameters.attention_param_count": Case(
+        lambda: dict(d_model=8, n_heads=2), kinds={"d_head": SIZE.optional()}
+    ),
     "ffnbook.parameters.count_module_parameters": Case(
         lambda: dict(module=_torch_module("ffn")), kinds={"module": Obj("torch module")}
     ),
@@ -1023,6 +1103,7 @@ CASES: dict[str, Case] = {
             train_config=_train_config(),
             held_out_facts=_world().all_facts()[4:],
         ),
+        kinds={"initial_model": Obj("TinyTransformer").optional()},
         seconds=60,
     ),
     "ffnbook.tiny_transformer.first_step_reaching": Case(lambda: dict(history=_history(), key="recall", level=0.5)),
@@ -1079,9 +1160,28 @@ CASES: dict[str, Case] = {
         lambda: dict(at_init=_shares(), trained=_shares()), kinds={"at_init": Rows(), "trained": Rows()}
     ),
     "ffnbook.trained_ffn.kind_table": Case(
-        lambda: dict(by_site={(1, "query"): [_readings()]}), kinds={"by_site": Mapping()}
+        lambda: dict(by_site={(1, "query"): [_readings()]}),
+        kinds={"by_site": Mapping(), "at_init": Mapping().optional()},
     ),
-    "ffnbook.trained_ffn.capacity_table": Case(lambda: dict(rows=_capacity_rows())),
+    "ffnbook.trained_ffn.capacity_table": Case(lambda: dict(rows=_capacity_rows()), kinds={"step": COUNT.optional()}),
+    "ffnbook.trained_ffn.unit_gains": Case(
+        lambda: dict(rows=_capacity_rows(), d_ff=8), kinds={"step": COUNT.optional(), "n_facts": SIZE.optional()}
+    ),
+    "ffnbook.trained_ffn.object_score_grid": Case(
+        lambda: dict(model=_transformer(), world=_world(), n_contexts=1, seed=0),
+        kinds={"model": Obj("TinyTransformer"), "ffns": Choice()},
+    ),
+    "ffnbook.trained_ffn.ffn_against_affine": Case(
+        lambda: dict(model=_transformer(), world=_world(), prompts=_prompts(), block=1),
+        kinds={"model": Obj("TinyTransformer")},
+    ),
+    "ffnbook.trained_ffn.knowledge_bits": Case(
+        lambda: dict(model=_transformer(), world=_world(), facts=_world().all_facts()),
+        kinds={"model": Obj("TinyTransformer")},
+    ),
+    "ffnbook.tiny_transformer.parameter_count": Case(lambda: dict(config=_transformer().config)),
+    "ffnbook.tiny_transformer.matched_width_without_ffn": Case(lambda: dict(config=_transformer().config)),
+    "ffnbook.tiny_transformer.numerical_environment": Case(),
     "ffnbook.trained_ffn.answer_activations": Case(
         lambda: dict(model=_transformer(), prompts=_prompts(), n_contexts=2),
         kinds={"model": Obj("TinyTransformer"), "where": Choice()},
@@ -1210,7 +1310,21 @@ CASES: dict[str, Case] = {
             "confidence": Number(0, 1, low_open=True, high_open=True),
         },
     ),
-    "ffnbook.controls.spread": Case(lambda: dict(values=[0.5, 0.75]), kinds={"values": SeqOf(Number())}),
+    "ffnbook.controls.spread": Case(
+        lambda: dict(values=[0.5, 0.75]),
+        kinds={"values": SeqOf(Number()), "confidence": Number(0, 1, low_open=True, high_open=True)},
+    ),
+    "ffnbook.controls.binomial_power": Case(
+        lambda: dict(n=20, chance=0.25, true_rate=0.5),
+        kinds={name: Number(0, 1, low_open=True, high_open=True) for name in ("chance", "true_rate", "alpha")},
+    ),
+    "ffnbook.controls.additive_part": Case(lambda: dict(scores=_x(2, 3, 4)), kinds={"scores": FREE_ARRAY}),
+    "ffnbook.controls.grid_recall": Case(
+        lambda: dict(
+            scores=_x(*_world().objects.shape, _world().n_objects), world=_world(), facts=_world().all_facts()
+        ),
+        kinds={"scores": Array()},
+    ),
     "ffnbook.controls.recall_table": Case(lambda: dict(entries=[("chance", 0.25)]), kinds={"entries": SeqOf(Kind())}),
     # facts for activation patching; replicas trained together
     "ffnbook.facts.swap_facts": Case(

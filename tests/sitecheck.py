@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +50,30 @@ def make(target: str, source: Path, build: Path) -> subprocess.CompletedProcess:
 def make_html(source: Path, build: Path) -> subprocess.CompletedProcess:
     """Run the real `make html` on ``source`` into ``build``, capturing its output."""
     return make("html", source, build)
+
+
+def build_site(build: Path, outcome: Path) -> None:
+    """`make html` of the book into ``build``; then ``outcome`` (JSON) says where its html is
+    and, if it failed, why. Run in the background by tests/conftest.py (``site``)."""
+    import json
+    import os
+
+    failure = "the build of the book stopped before it ended"
+    try:
+        result = make_html(DOCS, build)
+        failure = f"make html failed:\n{result.stdout[-8000:]}\n{result.stderr[-8000:]}" if result.returncode else None
+    finally:
+        partial = outcome.with_suffix(".partial")
+        partial.write_text(json.dumps({"html": str(build / "html"), "failure": failure}))
+        os.replace(partial, outcome)  # whole or absent: another process polls for it
+
+
+def process_ended(pid: int) -> bool:
+    """Whether process ``pid`` has ended (gone, or a zombie its parent has not reaped; Linux)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def soup_of(site: Path, name: str) -> BeautifulSoup:
@@ -124,6 +149,9 @@ def figures(site: Path, name: str) -> list:
 # --- serving and auditing the site in a browser (tests/test_site_quality.py, tools/audit.py) ---
 
 CHROMIUM = "/usr/bin/chromium"
+#: The colour schemes of a browser test whose subject is not the scheme itself: `make test`
+#: runs it in the light one, `make test-full` in the dark one too (the scheme matrix).
+SCHEMES = ("light", pytest.param("dark", marks=pytest.mark.full))
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -371,3 +399,7 @@ def chapter_order() -> list[str]:
     block = re.search(r"```\{toctree\}\n(?:[^\n]*\n)*?:caption: The chapter\n(.*?)```", index, re.S)
     assert block is not None, "docs/index.md has no toctree captioned 'The chapter'"
     return [ln.strip() for ln in block.group(1).splitlines() if ln.strip() and not ln.strip().startswith(":")]
+
+
+if __name__ == "__main__":  # python tests/sitecheck.py BUILD OUTCOME (tests/conftest.py: site)
+    build_site(Path(sys.argv[1]), Path(sys.argv[2]))

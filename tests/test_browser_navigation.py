@@ -15,12 +15,11 @@ Skipped, with the reason printed, where Chromium or Playwright is missing;
 from __future__ import annotations
 
 import pytest
-from sitecheck import browser_api
+from sitecheck import SCHEMES, browser_api
 
 PAGE = "position-independence.html"  # a chapter page: sections, and pages before and after it
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 DESKTOP = {"viewport": {"width": 1366, "height": 900}}
-SCHEMES = ("light", "dark")
 
 pytestmark = pytest.mark.build
 

@@ -10,12 +10,11 @@ missing; .ci/run installs Chromium so CI runs these.
 from __future__ import annotations
 
 import pytest
-from sitecheck import browser_api
+from sitecheck import SCHEMES, browser_api
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 DESKTOP = {"viewport": {"width": 1366, "height": 900}}
 DEVICES = {"phone": PHONE, "desktop": DESKTOP}
-SCHEMES = ("light", "dark")
 
 pytestmark = pytest.mark.build
 
@@ -222,3 +221,44 @@ def test_square_roots_are_drawn_with_their_radical_sign(open_page, device, schem
             strip = {"x": box["x"], "y": box["y"], "width": radical_width, "height": box["height"]}
             ink = ink_pixels(page.screenshot(clip=strip), tuple(background))
             assert ink >= 0.1 * radical_width * box["height"], (name, root.inner_text(), ink)
+
+
+FORMULA_PAGES = ("transformer-block.html", "anatomy.html", "compute.html", "glossary.html", "summary.html")
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_on_a_phone_wide_equations_show_they_go_on_and_inline_formulas_never_scroll(open_page, scheme):
+    for name in FORMULA_PAGES:
+        page = open_page(name, "phone", scheme)
+        page.evaluate("document.fonts.ready")
+        page.wait_for_function(
+            "!document.querySelector('article div.math') || "
+            "document.querySelector('article div.math[data-ffn-wide]') !== undefined"
+        )
+        found = page.evaluate("""() => {
+            const visible = e => e.offsetParent && !e.closest('.ffn-tip');
+            const inline = [...document.querySelectorAll('article span.math')].filter(visible)
+                .filter(s => s.scrollWidth > s.clientWidth + 1).map(s => s.textContent.trim().slice(0, 40));
+            const wide = [...document.querySelectorAll('article div.math')].filter(visible)
+                .filter(d => d.scrollWidth > d.clientWidth + 1);
+            const cue = wide.map(d => d.hasAttribute('data-ffn-wide') &&
+                getComputedStyle(d).backgroundImage.split('gradient').length - 1);
+            return {inline, cue, sideways: document.documentElement.scrollWidth > document.documentElement.clientWidth};
+        }""")
+        assert found["inline"] == [], (name, found["inline"])
+        assert all(c == 4 for c in found["cue"]), (name, found["cue"])  # covers and shadows
+        assert not found["sideways"], name
+    # The layer norm (transformer block) is twice the phone's column: it has the cue.
+    page = open_page("transformer-block.html", "phone", scheme)
+    page.wait_for_selector("article div.math[data-ffn-wide]", state="attached")
+
+
+def test_a_glued_number_is_never_parted_from_its_unit(open_page):
+    page = open_page("mixture-of-experts.html", "phone")
+    parted = page.evaluate("""() => [...document.querySelectorAll('article .pasted-text')].filter(n => {
+        const after = n.nextSibling;
+        return after && after.nodeType === 3 && /^\\s+[A-Za-z%]/.test(after.textContent)
+            && !/^\\u00a0/.test(after.textContent);
+    }).map(n => n.textContent + n.nextSibling.textContent.slice(0, 12))""")
+    assert parted == []
+    assert "\u00a0billion" in page.locator(".ffn-x-summary").first.inner_text()

@@ -289,6 +289,10 @@ def test_crossover_rows_know_the_contexts():
     assert "never reached" in mistral["note"]
     assert rows["GPT-3 175B"]["reachable"] is None  # banded layers of unknown size
     assert rows["Transformer base (Vaswani et al.)"]["beyond_context"] is None
+    # gpt-oss-120b: a window of 128 on 18 of its 36 layers; the other layers attend to everything,
+    # so no window caps the model's reach, and the table names the windowed layers.
+    oss = compute.model_crossover(models.get_model("gpt-oss-120b"))
+    assert oss["attention_window"] is None and oss["note"] == "window 128 on 18 of 36 layers; the others full"
 
 
 def test_crossover_context_counts_by_hand():

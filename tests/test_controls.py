@@ -168,3 +168,11 @@ def test_spread_and_the_recall_table():
 def test_bad_input_is_refused(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_binomial_power_is_scipys_tail_at_the_first_rejecting_count():
+    for n, chance, truth in ((160, 1 / 32, 2 / 32), (40, 0.25, 0.5), (7, 0.5, 0.9)):
+        k = next((k for k in range(n + 1) if stats.binom.sf(k - 1, n, chance) <= 0.05), None)
+        expected = 0.0 if k is None else stats.binom.sf(k - 1, n, truth)
+        assert controls.binomial_power(n, chance, truth) == pytest.approx(expected, rel=1e-9)
+    assert controls.binomial_power(3, 0.5, 0.9) == 0.0  # three trials can never reach p <= 0.05 at chance 1/2

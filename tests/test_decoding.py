@@ -25,7 +25,7 @@ def test_grouped_query_attention_and_batching():
 
 @pytest.mark.parametrize(
     "name, batch, message",
-    [("Mistral 7B", 1, "sliding window of 4096"), ("Mixtral 8x7B", 8, "different experts")],
+    [("Mistral 7B", 1, "32 of its 32 layers to a window of 4096"), ("Mixtral 8x7B", 8, "different experts")],
 )
 def test_models_whose_reads_do_not_compare_are_refused(name, batch, message):
     with pytest.raises(ValueError, match=message):

@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from sitecheck import AXE_JS, browser_api, glued, soup_of
+from sitecheck import AXE_JS, SCHEMES, browser_api, glued, soup_of
 
 from ffnbook import explorables, model_parameters, width
 from ffnbook.models import get_model, load_models
@@ -38,7 +38,9 @@ PAGES = {"width": "width", "parameters": "parameter-count", "compute": "compute"
 #: Every kind's page, with the neuron explorer, whose data the page glues (tests/test_units_explorer_browser.py).
 ALL_PAGES = {**PAGES, "units": "trained-ffn"}
 SCRIPTS = Path("_static") / "explorables"
-BUDGET_BYTES = 8 * 1024  # script + data, gzipped, per page
+#: Script + data, gzipped, per page. 8 KiB until the sheet grew from 19 to 25 models (issue 35):
+#: their rows alone add about 290 bytes of data to the parameter-count page and 230 to compute's.
+BUDGET_BYTES = 8.5 * 1024
 
 
 @pytest.fixture
@@ -418,7 +420,7 @@ def test_the_page_ships_exactly_ffnbooks_data(site):
         assert shipped == json.loads(json.dumps(explorables.explorable_data(kind)))
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("kind", explorables.KINDS)
 def test_no_axe_violations_before_and_after_moving_the_controls(open_page, kind, scheme):
     if not AXE_JS.exists():

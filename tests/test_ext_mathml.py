@@ -35,3 +35,59 @@ def test_a_formula_the_converter_cannot_handle_is_a_warning_naming_page_line_and
     assert warnings.count("WARNING") == 1, warnings
     # The reader sees the LaTeX as code rather than a blank.
     assert tiny_page("bad").select_one("span.math > code").get_text() == r"\notacommand{x}"
+
+
+def test_a_long_inline_formula_comes_in_pieces_that_break_after_relations_and_operators():
+    from docutils.utils.math import latex2mathml
+
+    from bookext.mathml import SPLIT_FROM, breakable_inline
+
+    def pieces(latex):
+        return breakable_inline(latex2mathml.tex2mathml(latex, as_block=False)).split("<wbr>")
+
+    ffn = pieces(r"\mathrm{FFN}(x) = \phi(x W_1 + b_1) W_2 + b_2")
+    # After "=" and after the "+" outside the brackets; never inside them.
+    assert len(ffn) == 3 and all(p.startswith("<math") and p.endswith("</math>") for p in ffn)
+    assert ffn[0].endswith("<mo>=</mo></math>") and "<mi>b</mi>" in ffn[2]
+    assert "<mo>+</mo>" in ffn[1].split('<mo stretchy="false">)</mo>')[0]  # x W_1 + b_1 stays whole
+    # A formula that is one bracketed product breaks inside its outermost brackets.
+    gelu = pieces(r"\tfrac{1}{2} x \bigl(1 + \tanh[\sqrt{2/\pi}\,(x + 0.044715\, x^3)]\bigr)")
+    assert len(gelu) == 2 and "tanh" in gelu[1]
+    # A short formula stays one element.
+    short = latex2mathml.tex2mathml("a + b = c", as_block=False)
+    assert breakable_inline(short) == short and SPLIT_FROM > 5
+
+
+def test_a_glued_number_keeps_its_unit_and_the_relation_before_it_on_its_line():
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    from bookext.numbers import bind_numbers_to_their_words
+
+    document = new_document("test", get_default_settings(Parser))
+    paragraph = nodes.paragraph()
+    for piece in (
+        "Soft breaks of the source:",
+        "\n",  # a text node equal to the one after 46.70: only the latter changes
+        "(ε = ",
+        ("2.22e-16",),
+        " in double precision; it stores ",
+        ("46.70",),
+        "\n",
+        "billion, ",
+        ("12.88",),
+        "\nbillion active, ",
+        ("3",),
+        ", x",
+    ):
+        paragraph += (
+            nodes.inline(piece[0], piece[0], classes=["pasted-text"]) if isinstance(piece, tuple) else nodes.Text(piece)
+        )
+    document += paragraph
+    bind_numbers_to_their_words(None, document, "test")
+    assert (
+        paragraph.astext() == "Soft breaks of the source:\n(ε =\u00a02.22e-16\u00a0in double precision; "
+        "it stores 46.70\u00a0billion, 12.88\u00a0billion active, 3, x"
+    )

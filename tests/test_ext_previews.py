@@ -92,3 +92,26 @@ def test_a_build_that_changes_no_page_writes_no_preview(quiet_tiny_book):
     os.utime(path, ns=(before - 10**9, before - 10**9))
     write_previews(quiet_tiny_book, None)  # no page is newer than the previews
     assert path.stat().st_mtime_ns == before - 10**9
+
+
+def test_a_section_preview_is_clean_text_with_its_formulas_and_whole_sentences():
+    """A glossary term's tooltip is not spliced into the sentence, the term reads as its
+    word, and a long opening is cut after a whole sentence with its formula as MathML."""
+    from bookext.previews import PARAGRAPH_MAX, preview_of
+
+    term = (
+        '<span class="ffn-term"><a class="reference internal" href="glossary.html#term-ffn">FFN</a>'
+        '<span class="ffn-tip" role="tooltip" id="ffn-tip-1" hidden><strong>feed-forward network</strong>: '
+        "The second sublayer.</span></span>"
+    )
+    formula = '<span class="math"><math><mi>x</mi><msub><mi>W</mi><mn>1</mn></msub></math></span>'
+    sentence = "A filler sentence that runs on for a while and says little of note. "
+    paragraph = f"<p>The {term} maps {formula} back. {sentence * 12}</p>"
+    soup = BeautifulSoup(f'<section id="s"><h2>Title</h2>{paragraph}</section>', "html.parser")
+    kind, box = preview_of(soup.section, lambda markup: BeautifulSoup(markup, "html.parser"))
+    assert kind == "section"
+    text = " ".join(box.find_all("p")[1].get_text(" ").split())
+    assert text.startswith("The FFN maps") and "second sublayer" not in text and "feed-forward" not in text
+    assert not box.select(".ffn-tip, .ffn-term, [role=tooltip]")
+    assert box.find("math") is not None and box.find("msub") is not None  # the formula, not its letters
+    assert text.endswith("of note. …") and len(text) <= PARAGRAPH_MAX + 2

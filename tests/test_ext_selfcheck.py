@@ -45,15 +45,24 @@ def test_a_question_is_a_form_of_radio_options_each_with_its_reason(tiny_page):
 
 
 def test_options_are_shown_in_the_order_of_a_fixed_hash_not_the_source_order(tiny_page):
-    """The order is the one bookext.quiz_order gives, recomputed here from the source."""
+    """The order is the one bookext.quiz_order gives, recomputed here from the source: a
+    hash of question and option; the right option then moves off the place the previous
+    question's right option took."""
     import hashlib
 
-    source = {
-        "What does *position-wise* mean?": ["The same weights at every position.", "Different weights per position."],
-        "Second question?": ["Yes.", "No."],
+    source = {  # question: (options, the right one)
+        "What does *position-wise* mean?": (
+            ["The same weights at every position.", "Different weights per position."],
+            "The same weights at every position.",
+        ),
+        "Second question?": (["Yes.", "No."], "No."),
     }
-    for quiz, (question, texts) in zip(quizzes(tiny_page), source.items(), strict=True):
+    previous = None
+    for quiz, (question, (texts, right)) in zip(quizzes(tiny_page), source.items(), strict=True):
         expected = sorted(texts, key=lambda t: hashlib.sha256(f"{question}\x00{t}".encode()).hexdigest())
+        if expected.index(right) == previous:  # two options: the other place
+            expected.reverse()
+        previous = expected.index(right)
         shown = [label.get_text() for label in quiz.select(".ffn-option > label")]
         assert shown == expected
         # Each radio's value is the option's place in the source.
@@ -69,6 +78,23 @@ def test_option_order_is_a_permutation_that_depends_on_the_words():
     assert len(orders) > 20  # different questions, different orders
     firsts = {o[0] for o in orders}
     assert firsts == set(range(6))  # the first option is not always first
+
+
+def test_on_a_page_the_right_answers_are_spread_over_the_places():
+    from bookext.quiz_order import correct_place, option_order
+
+    for n_options in (2, 3, 4):
+        texts = [f"Option {i}." for i in range(n_options)]
+        for correct in range(n_options):  # authors who always write the right one in one place
+            places: list[int] = []
+            for q in range(12):
+                order = option_order(f"Question {q}?", texts, correct, places)
+                assert sorted(order) == list(range(n_options)) and order.index(correct) == correct_place(order, correct)
+                places.append(correct_place(order, correct))
+            # Never twice in a row in one place; every place used; no place taken more than its share.
+            assert all(a != b for a, b in zip(places, places[1:])), places
+            assert set(places) == set(range(n_options)), places
+            assert max(places.count(p) for p in range(n_options)) <= -(-12 // n_options), places
 
 
 def test_questions_are_numbered_in_reading_order(tiny_page):

@@ -59,6 +59,15 @@ def test_sliding_window_caps_the_cache():
     )
 
 
+def test_a_window_on_some_layers_caps_only_their_cache():
+    # gpt-oss-120b: 18 of 36 layers keep to 128 positions; 8 key/value heads of 64, bfloat16.
+    oss = get_model("gpt-oss-120b")
+    per_layer_position = 2 * 8 * 64 * 2  # a key and a value, two bytes each
+    b = inference.decode_bytes_per_token(oss, 10_000)
+    assert b.kv_cache == per_layer_position * (18 * 10_000 + 18 * 128)
+    assert inference.decode_bytes_per_token(oss, 100).kv_cache == per_layer_position * 36 * 100  # inside the window
+
+
 def test_the_ffn_share_falls_as_the_cache_grows():
     model = get_model("Mixtral 8x7B")
     shares = [inference.decode_bytes_per_token(model, n).ffn_share for n in (1, 1024, 32768)]

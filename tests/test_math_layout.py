@@ -7,13 +7,18 @@ math rules (docs/_static/ffnbook.css) move nothing but the equations: the
 page laid out without them has every other element in the same place. And no page is
 wider than the phone's screen.
 
+Each page is loaded once per width (the ``laid_out`` fixture) and measured there for every
+test that reads its layout; the tests then assert on those measurements.
+
 Skipped, with the reason printed, where Chromium or Playwright is missing.
 """
 
 from __future__ import annotations
 
+import functools
+
 import pytest
-from sitecheck import browser_api, soup_of
+from sitecheck import SCHEMES, browser_api, soup_of
 
 pytestmark = pytest.mark.build
 browser_api()  # skips this module where Chromium or Playwright is missing
@@ -22,6 +27,7 @@ WIDTHS = (390, 1366)
 CENTRE_TOLERANCE_PX = 2
 
 
+@functools.cache  # parsing every page takes seconds; the site does not change during the tests
 def pages_with_display_math(site) -> list[str]:
     return sorted(p.name for p in site.glob("*.html") if soup_of(site, p.stem).select("article div.math"))
 
@@ -71,15 +77,67 @@ def reachability_problems(box: dict) -> list[str]:
     return problems
 
 
+def every_page(site) -> list[str]:
+    """Every page a reader can open, the API pages and the index included."""
+    return sorted(
+        p.relative_to(site).as_posix()
+        for p in site.rglob("*.html")
+        if not {"_static", "notebooks", "_sources"} & set(p.parts)
+    )
+
+
+# Glued values drawn on more than one line (a number broken after its hyphen).
+BROKEN_GLUED_VALUES = """() => [...document.querySelectorAll('article span.pasted-text')]
+  .filter(s => s.getClientRects().length > 1).map(s => s.textContent)"""
+
+
+@pytest.fixture(scope="module")
+def laid_out(browser, server, site) -> dict[tuple[str, int], dict]:
+    """What every test below measures, from one load of each page at each width it is
+    checked at: every page at the phone's width, the pages with formulas at every width.
+
+    ``{(name, width): {"page_width", "display", "inline", "glued_broken", "layout",
+    "layout_without_math_rules", "math_rules_dropped"}}``; a key is absent where that page
+    is not checked. The book's math rules are dropped last, after every other measurement.
+    """
+    display = set(pages_with_display_math(site))
+    measured = {}
+    for width in WIDTHS:
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        page = context.new_page()
+        for name in every_page(site):
+            html = (site / name).read_text(encoding="utf-8")
+            top_level = "/" not in name
+            has_math = top_level and 'class="math' in html
+            if width != 390 and not has_math:
+                continue
+            page.goto(server + name)
+            page.wait_for_load_state("load")
+            # Folded answers open, so the formulas inside them are laid out and checked too.
+            page.evaluate("document.querySelectorAll('article details').forEach(d => { d.open = true; })")
+            page.wait_for_timeout(50)
+            found = {"page_width": page.evaluate("document.documentElement.scrollWidth")}
+            if has_math:
+                found["inline"] = page.evaluate(MEASURE, "article span.math")
+            if top_level and width == 390 and "pasted-text" in html:
+                found["glued_broken"] = page.evaluate(BROKEN_GLUED_VALUES)
+            if name in display:
+                found["display"] = page.evaluate(MEASURE, "article div.math")
+                found["layout"] = page.evaluate(LAYOUT)
+                found["math_rules_dropped"] = page.evaluate(DROP_BOOK_MATH_RULES)
+                found["layout_without_math_rules"] = page.evaluate(LAYOUT)
+            measured[name, width] = found
+        context.close()
+    return measured
+
+
 @pytest.mark.parametrize("width", WIDTHS)
-def test_display_equations_are_centred_and_never_cut_off(browser, server, site, width):
+def test_display_equations_are_centred_and_never_cut_off(laid_out, site, width):
     names = pages_with_display_math(site)
     assert len(names) >= 5, names  # the chapter has display math on most pages
     wrong, seen = [], 0
     for name in names:
-        context, page = open_at(browser, server + name, width)
-        boxes = page.evaluate(MEASURE, "article div.math")
-        context.close()
+        boxes = laid_out[name, width]["display"]
         seen += len(boxes)
         for box in boxes:
             where = f"{name} at {width}px: {box['text']!r}"
@@ -95,14 +153,12 @@ def test_display_equations_are_centred_and_never_cut_off(browser, server, site, 
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_inline_formulas_are_never_cut_off(browser, server, site, width):
+def test_inline_formulas_are_never_cut_off(laid_out, site, width):
     wrong = []
     for path in sorted(site.glob("*.html")):
         if 'class="math' not in path.read_text(encoding="utf-8"):
             continue
-        context, page = open_at(browser, server + path.name, width)
-        boxes = page.evaluate(MEASURE, "article span.math")
-        context.close()
+        boxes = laid_out[path.name, width]["inline"]
         wrong += [
             f"{path.name} at {width}px: {box['text']!r}: {p}" for box in boxes for p in reachability_problems(box)
         ]
@@ -197,7 +253,7 @@ def test_formulas_are_measured_again_when_the_math_font_arrives_late(browser, se
     assert not wrong, "\n".join(wrong)
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 def test_a_numbered_equation_keeps_its_number_at_the_right(browser, server, scheme):
     """No page numbers an equation yet; give two the number markup bookext/mathml.py writes."""
     for width in WIDTHS:
@@ -249,15 +305,12 @@ LAYOUT = """() => [...document.querySelectorAll('article *')]
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_the_math_rules_move_nothing_else(browser, server, site, width):
+def test_the_math_rules_move_nothing_else(laid_out, site, width):
     moved = []
     for name in pages_with_display_math(site):
-        context, page = open_at(browser, server + name, width)
-        with_rules = page.evaluate(LAYOUT)
-        dropped = page.evaluate(DROP_BOOK_MATH_RULES)
-        without = page.evaluate(LAYOUT)
-        context.close()
-        assert dropped >= 2, f"{name}: the book's math rules are missing from ffnbook.css"
+        found = laid_out[name, width]
+        with_rules, without = found["layout"], found["layout_without_math_rules"]
+        assert found["math_rules_dropped"] >= 2, f"{name}: the book's math rules are missing from ffnbook.css"
         assert [a[0] for a in with_rules] == [b[0] for b in without], name
         moved += [
             f"{name} at {width}px: {a} -> {b}" for a, b in zip(with_rules, without) if (a[1], a[3]) != (b[1], b[3])
@@ -265,38 +318,18 @@ def test_the_math_rules_move_nothing_else(browser, server, site, width):
     assert not moved, "\n".join(moved[:20])
 
 
-def test_no_glued_value_breaks_across_lines_on_a_phone(browser, server, site):
+def test_no_glued_value_breaks_across_lines_on_a_phone(laid_out, site):
     """A number such as 1.05e-15 used to break after its hyphen at 390 px."""
-    broken = []
     pages = sorted(p.name for p in site.glob("*.html") if "pasted-text" in p.read_text(encoding="utf-8"))
-    for name in pages:
-        context, page = open_at(browser, server + name, 390)
-        broken += [
-            f"{name}: {text!r}"
-            for text in page.evaluate(
-                """() => [...document.querySelectorAll('article span.pasted-text')]
-                 .filter(s => s.getClientRects().length > 1).map(s => s.textContent)"""
-            )
-        ]
-        context.close()
+    broken = [f"{name}: {text!r}" for name in pages for text in laid_out[name, 390]["glued_broken"]]
     assert len(pages) > 10 and not broken, "\n".join(broken)
 
 
-def test_no_page_is_wider_than_a_phone(site, browser, server):  # noqa: F811
+def test_no_page_is_wider_than_a_phone(laid_out, site):
     """At 390 px every page, the API pages and the index included, fits the screen: long
     names in signatures and inline code, the index's columns and headings wrap; wide
     formulas, code blocks and tables scroll inside their own boxes."""
-    names = sorted(
-        p.relative_to(site).as_posix()
-        for p in site.rglob("*.html")
-        if not {"_static", "notebooks", "_sources"} & set(p.parts)
-    )
+    names = every_page(site)
     assert len(names) > 35
-    wide = {}
-    for name in names:
-        context, page = open_at(browser, server + name, 390)
-        width = page.evaluate("document.documentElement.scrollWidth")
-        context.close()
-        if width > 390:
-            wide[name] = width
+    wide = {name: laid_out[name, 390]["page_width"] for name in names if laid_out[name, 390]["page_width"] > 390}
     assert not wide, wide

@@ -13,7 +13,7 @@ from ffnbook.models import get_model, load_models
 torch = pytest.importorskip("torch")
 nn = torch.nn
 
-BREAKDOWN_MODELS = [m.name for m in load_models() if mp.countable(m)]  # not PaLM
+BREAKDOWN_MODELS = [m.name for m in load_models() if mp.countable(m)]  # every model
 
 
 def count(module) -> int:
@@ -82,6 +82,15 @@ TOLERANCES = {
     # "47B total; 13B active" and "671B total": whole billions, so within half a billion.
     "Mixtral 8x7B": 0.5 / 47,
     "DeepSeek-V3": 0.5 / 671,
+    # "540B" (arXiv:2204.02311): whole billions. A parallel block has one norm, not two; a rounding.
+    "PaLM 540B": 0.5 / 540,
+    # Model cards: "30.5B in total", "235B in total"; the README's "117B" and "21B" parameters.
+    "Qwen3-30B-A3B": 0.05 / 30.5,
+    "Qwen3-235B-A22B": 0.5 / 235,
+    "gpt-oss-120b": 0.5 / 117,
+    "gpt-oss-20b": 0.5 / 21,
+    # "400B (Total)": a round figure, and the card's totals count the vision encoder too (below).
+    "Llama 4 Maverick": 0.01,
 }
 
 
@@ -102,6 +111,33 @@ def test_deepseek_active_is_near_37b():
     active = mp.parameter_breakdown(get_model("DeepSeek-V3")).total_active
     assert abs(active - reported("DeepSeek-V3", "active")) < 1.5e9
     assert active > 36.7e9
+
+
+def test_qwen3_active_counts():
+    # Model cards: 3.3B and 22B activated. Every layer is MoE, 8 of 128 experts, no shared expert; our
+    # count of 30B-A3B's active parameters is 3.35B, which the card writes 3.3B: within a tenth.
+    for name, tolerance in (("Qwen3-30B-A3B", 0.1e9), ("Qwen3-235B-A22B", 0.5e9)):
+        active = mp.parameter_breakdown(get_model(name)).total_active
+        assert abs(active - reported(name, "active")) < tolerance, name
+
+
+def test_gpt_oss_active_counts_leave_out_the_embedding_table():
+    # README: 5.1B and 3.6B active. A token reads one row of the embedding table; counted without
+    # that table (the unembedding stays in), our counts round to exactly those figures.
+    for name in ("gpt-oss-120b", "gpt-oss-20b"):
+        m = get_model(name)
+        active = mp.parameter_breakdown(m).total_active - m.vocab_size * m.d_model
+        assert round(active / 1e8) == round(reported(name, "active") / 1e8), name
+
+
+def test_llama4_text_models_against_the_model_card():
+    # MODEL_CARD.md: 17B activated for both, 109B total for Scout. The card's totals also count the
+    # vision encoder, which the sheet's text columns leave out: Scout's text model is about 1B short.
+    scout = mp.parameter_breakdown(get_model("Llama 4 Scout"))
+    assert 0 < reported("Llama 4 Scout") - scout.total < 1.5e9
+    for name in ("Llama 4 Scout", "Llama 4 Maverick"):
+        active = mp.parameter_breakdown(get_model(name)).total_active
+        assert abs(active - reported(name, "active")) < 0.5e9, name
 
 
 def test_untied_llama_head_is_what_matches_the_paper():
@@ -301,15 +337,18 @@ def test_one_ffn_of_a_model_counts_gated_and_classic_alike():
     assert mp.model_ffn_param_count(deepseek, deepseek.d_ff) == 3 * 7168 * 2048  # one expert
 
 
-def test_rejects_palm_with_a_reason():
-    # PaLM's 48 heads of 256 span 12288, not its d_model of 18432 (arXiv:2204.02311, Table 1).
-    assert not mp.countable(get_model("PaLM 540B"))
-    with pytest.raises(ValueError, match="48 heads of 256 span 12288, not d_model=18432"):
-        mp.parameter_breakdown(get_model("PaLM 540B"))
+def test_heads_of_their_own_count_their_full_query_width():
+    # PaLM: 48 query heads of 256 and one key/value head (multi-query), no biases:
+    # Q and O are 18432 × 12288 each, K and V 18432 × 256 each (arXiv:2204.02311, Table 1, §2).
+    palm = get_model("PaLM 540B")
+    assert mp.block_breakdown(palm)["attention"] == 2 * 18432 * 12288 + 2 * 18432 * 256
+    # gpt-oss-120b: 64 query heads and 8 key/value heads of 64 with biases (openai/gpt-oss model.py).
+    oss = get_model("gpt-oss-120b")
+    assert mp.block_breakdown(oss)["attention"] == 2 * 2880 * 4096 + 2 * 2880 * 512 + 4096 + 2 * 512 + 2880
 
 
-def test_countable_is_every_sheet_model_but_palm():
-    assert [m.name for m in load_models() if not mp.countable(m)] == ["PaLM 540B"]
+def test_countable_is_every_sheet_model():
+    assert all(mp.countable(m) for m in load_models())
 
 
 # --- the FFN's share from the shape alone -------------------------------------------------------
@@ -335,3 +374,17 @@ def test_share_figure_alt_lists_the_shares():
     fig = mp.share_figure()
     gpt2 = mp.parameter_breakdown(get_model("GPT-2 small"))
     assert f"GPT-2 small: FFN {100 * gpt2.ffn_share:.0f}%" in fig.alt
+
+
+def test_moe_rows_cover_the_sheets_mixtures():
+    rows = {r["model"]: r for r in mp.moe_rows()}
+    assert list(rows) == [m.name for m in load_models() if m.is_moe]
+    # Llama 4 Maverick: 24 of 48 layers are MoE, 128 routed experts and 1 shared, one routed per token.
+    maverick = rows["Llama 4 Maverick"]
+    assert (maverick["routed"], maverick["shared"], maverick["per_token"]) == (128, 1, 1)
+    assert (maverick["moe_layers"], maverick["layers"], maverick["expert_width"]) == (24, 48, 8192)
+    b = mp.parameter_breakdown(get_model("Llama 4 Maverick"))
+    assert maverick["active_fraction"] == b.total_active / b.total
+    assert maverick["ffn_active_share"] == b.ffn_active / b.total_active
+    table = mp.moe_table()._repr_markdown_()
+    assert all(name in table for name in rows) and "400.7" in table  # Maverick stored, billions

@@ -35,13 +35,48 @@ def test_only_deepseek_has_latent_attention():
     assert [m.name for m in load_models() if m.latent_attention] == ["DeepSeek-V3"]
 
 
-def test_palm_heads_do_not_split_d_model_and_every_other_model_s_do():
-    # "The attention head size is always 256" (arXiv:2204.02311, Table 1 caption): 48 · 256 < 18432.
-    palm = get_model("PaLM 540B")
-    assert palm.d_head == 256 and not palm.heads_split_d_model
+# Heads whose width the sources give apart from d_model: query width n_heads · d_head, and d_model.
+HEADS_OF_THEIR_OWN = {
+    "PaLM 540B": (48 * 256, 18432),  # "the attention head size is always 256" (arXiv:2204.02311, Table 1)
+    "Qwen3-30B-A3B": (32 * 128, 2048),  # config.json: num_attention_heads 32, head_dim 128, hidden_size 2048
+    "Qwen3-235B-A22B": (64 * 128, 4096),  # config.json: 64 heads of 128, hidden_size 4096
+    "gpt-oss-120b": (64 * 64, 2880),  # openai/gpt-oss model.py ModelConfig: 64 heads of 64, hidden_size 2880
+    "gpt-oss-20b": (64 * 64, 2880),
+}
+
+
+def test_only_the_models_with_a_head_size_of_their_own_have_heads_that_do_not_split_d_model():
     for m in load_models():
-        if m.latent_attention is None and m.name != palm.name:
+        if m.latent_attention is not None:
+            continue
+        if m.name in HEADS_OF_THEIR_OWN:
+            assert not m.heads_split_d_model and (m.n_heads * m.d_head, m.d_model) == HEADS_OF_THEIR_OWN[m.name]
+        else:
             assert m.heads_split_d_model and m.n_heads * m.d_head == m.d_model, m.name
+
+
+def test_windows_on_some_layers():
+    # gpt-oss: sliding_window 128 on every other layer (layer_idx % 2 == 0) of 36 and 24 layers;
+    # Llama 4: chunks of 8192 on the RoPE layers, a NoPE layer every fourth (no_rope_layer_interval 4).
+    for name, window, layers, total in (
+        ("gpt-oss-120b", 128, 18, 36),
+        ("gpt-oss-20b", 128, 12, 24),
+        ("Llama 4 Scout", 8192, 36, 48),
+        ("Llama 4 Maverick", 8192, 36, 48),
+    ):
+        m = get_model(name)
+        assert (m.attention_window, m.windowed_layers, m.n_layers) == (window, layers, total)
+        assert not m.window_on_every_layer and m.attention_span == m.context_length  # the full layers reach further
+    mistral = get_model("Mistral 7B")
+    assert mistral.window_on_every_layer and mistral.windowed_layers == 32 and mistral.attention_span == 4096
+    assert get_model("GPT-2 small").windowed_layers == 0
+
+
+def test_maverick_alternates_dense_and_moe_layers():
+    # (layer_id + 1) % interleave_moe_layer_step == 0 with step 2 (llama-models model.py): every other of 48.
+    m = get_model("Llama 4 Maverick")
+    assert (m.n_dense_layers, m.n_moe_layers, m.d_ff, m.d_ff_dense) == (24, 24, 8192, 16384)
+    assert (m.n_experts, m.n_shared_experts, m.experts_per_token) == (128, 1, 1)
 
 
 def test_architectures():
@@ -76,6 +111,12 @@ def test_embedding_layouts():
         "Mistral 7B",
         "Mixtral 8x7B",
         "DeepSeek-V3",
+        "Qwen3-30B-A3B",  # tie_word_embeddings false
+        "Qwen3-235B-A22B",
+        "Llama 4 Scout",  # tie_word_embeddings false
+        "Llama 4 Maverick",
+        "gpt-oss-120b",  # a separate unembedding in openai/gpt-oss model.py
+        "gpt-oss-20b",
     }
     assert get_model("GPT-3 175B").position_table is None  # not stated in the paper
     assert {m.name for m in load_models() if m.segment_types or m.pooler} == {"BERT-base", "BERT-large"}

@@ -6,10 +6,11 @@ what the prose relies on is checked (signs, orderings, consistency).
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from sitecheck import figures, glued, page_text
 
-from ffnbook import compute, inference, models
+from ffnbook import compression, compute, inference, models
 
 PAGE = "compute"
 
@@ -165,3 +166,52 @@ def test_chinchilla_numbers(site):
     assert (glued(site, PAGE, "cp_ch_params_b"), glued(site, PAGE, "cp_ch_tokens_t")) == (70, 1.4)
     assert glued(site, PAGE, "cp_ch_ratio") == 20
     assert glued(site, PAGE, "cp_ch_flops") == pytest.approx(6 * 70e9 * 1.4e12)
+
+
+def _int8(a, axis=None):
+    # Symmetric round to nearest, 127 levels each side, one scale per tensor or per column.
+    peak = abs(a).max(axis=axis, keepdims=axis is not None)
+    return np.round(a / (peak / 127)) * (peak / 127)
+
+
+def test_outliers_quantisation_and_pruning(site):
+    # Sun et al. 2024 abstract (100,000 times), Lin et al. 2024 (1%), Frantar & Alistarh 2023
+    # (OPT-175B, BLOOM-176B, 60%), Mishra et al. 2021 (twice the math throughput).
+    assert glued(site, PAGE, "cp_massive_ratio") == 100_000
+    assert glued(site, PAGE, "cp_awq_salient") == 0.01
+    assert (glued(site, PAGE, "cp_sparsegpt_params_small"), glued(site, PAGE, "cp_sparsegpt_params_large")) == (
+        175,
+        176,
+    )
+    assert glued(site, PAGE, "cp_sparsegpt_sparsity") == 0.6
+    assert glued(site, PAGE, "cp_sparse_speedup") == 2
+    # The page's layer: 256 tokens, 512 features of which 4 are 50 times larger, 256 outputs.
+    n_out, d, scale = glued(site, PAGE, "cp_q_outlier_features"), glued(site, PAGE, "cp_q_features"), 50.0
+    assert (n_out, d, glued(site, PAGE, "cp_q_outlier_scale")) == (4, 512, scale)
+    x = compression.outlier_inputs(256, d, n_out, scale, seed=0)
+    plain = np.random.default_rng(0).standard_normal((256, d))
+    W = np.random.default_rng(1).standard_normal((d, 256)) / np.sqrt(d)
+
+    def error(a, w):
+        return np.linalg.norm(_int8(a) @ _int8(w, axis=0) - a @ w) / np.linalg.norm(a @ w)
+
+    assert glued(site, PAGE, "cp_q_error_plain") == pytest.approx(error(plain, W))
+    assert glued(site, PAGE, "cp_q_error_outliers") == pytest.approx(error(x, W))
+    s = np.sqrt(abs(x).max(axis=0)) / np.sqrt(abs(W).max(axis=1))
+    assert glued(site, PAGE, "cp_q_error_smoothed") == pytest.approx(error(x / s, W * s[:, None]))
+    assert glued(site, PAGE, "cp_prune_removed") == 0.5
+    # Half the weights of each output column go, ranked by |W| or |W|·‖x_j‖, freely or two of every four.
+    reference = x @ W
+    for key, importance, group in (
+        ("cp_prune_magnitude", abs(W), d),
+        ("cp_prune_wanda", abs(W) * np.linalg.norm(x, axis=0)[:, None], d),
+        ("cp_prune_magnitude_24", abs(W), 4),
+        ("cp_prune_wanda_24", abs(W) * np.linalg.norm(x, axis=0)[:, None], 4),
+    ):
+        kept = np.zeros_like(W)
+        for j in range(W.shape[1]):
+            for start in range(0, d, group):
+                block = importance[start : start + group, j]
+                best = start + np.argsort(-block)[: group // 2]
+                kept[best, j] = W[best, j]
+        assert glued(site, PAGE, key) == pytest.approx(np.linalg.norm(x @ kept - reference) / np.linalg.norm(reference))

@@ -105,3 +105,54 @@ def test_figure_alt_text_from_its_values(site):
     alt = imgs[0].get("alt", "")
     scales = implementation.init_output_scale(512, 2048, activation="relu")
     assert f"He (W1) + LeCun (W2) {scales['he_lecun']:.2f}" in alt
+
+
+def test_tensor_parallel_split(site, ffn_case):
+    # Megatron's split of the page's FFN over four devices equals the whole FFN; cutting W1 by
+    # rows and applying GELU before the sum does not, except without an activation.
+    from ffnbook import parallel
+
+    params, x = ffn_case
+    whole = ffnbook.ffn(x, *params, activation="gelu")
+    assert glued(site, PAGE, "im_tp_devices") == 4
+    assert glued(site, PAGE, "im_tp_units") == 2048 // 4
+    split = parallel.tensor_parallel_ffn(x, params, 4, "gelu").output
+    assert glued(site, PAGE, "im_tp_error") == pytest.approx(float(np.max(np.abs(split - whole))), abs=1e-15)
+    assert glued(site, PAGE, "im_tp_error") < 1e-12
+    hidden_by_rows = sum(
+        ffnbook.get_activation("gelu")(x[..., b] @ params.W1[b] + (params.b1 if i == 0 else 0))
+        for i, b in enumerate(slice(128 * k, 128 * k + 128) for k in range(4))
+    )
+    row_error = float(np.max(np.abs(hidden_by_rows @ params.W2 + params.b2 - whole)))
+    assert glued(site, PAGE, "im_tp_row_error") == pytest.approx(row_error, rel=1e-9) and row_error > 1e-2
+    assert glued(site, PAGE, "im_tp_row_linear") < 1e-12
+
+
+def test_gated_split_by_packing(site):
+    assert glued(site, PAGE, "im_tp_gated_error") < 1e-12
+    assert glued(site, PAGE, "im_tp_interleaved_error") < 1e-12
+    assert glued(site, PAGE, "im_tp_concatenated_error") > 1e-2  # gates on one device, ups on the other
+
+
+def test_tensor_parallel_cost_of_llama2_70b(site):
+    # Llama-2 70B (the sheet): d_model 8192, SwiGLU width 28672; 8 devices, bfloat16.
+    from ffnbook.models import get_model
+
+    m = get_model("Llama-2 70B")
+    assert glued(site, PAGE, "im_tp_model") == m.name and glued(site, PAGE, "im_tp_model_devices") == 8
+    assert glued(site, PAGE, "im_tp_values") == m.d_model
+    sent = 2 * 7 / 8 * m.d_model * 2
+    flops = 3 * 2 * m.d_model * m.d_ff / 8
+    assert glued(site, PAGE, "im_tp_bytes") == sent
+    assert glued(site, PAGE, "im_tp_flops") == flops
+    assert glued(site, PAGE, "im_tp_flops_per_byte") == pytest.approx(flops / sent)
+
+
+def test_fused_gate_traffic(site):
+    # Llama-3 8B's d_ff: unfused a in, act(a) out and back in, b in, product out (5 d_ff); fused 3 d_ff.
+    from ffnbook.models import get_model
+
+    d_ff = get_model("Llama-3 8B").d_ff
+    assert glued(site, PAGE, "im_glu_d_ff") == d_ff
+    assert (glued(site, PAGE, "im_glu_unfused"), glued(site, PAGE, "im_glu_fused")) == (5 * d_ff, 3 * d_ff)
+    assert glued(site, PAGE, "im_glu_saved") == pytest.approx(2 / 5)

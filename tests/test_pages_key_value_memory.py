@@ -255,8 +255,61 @@ def test_statistics_numbers(site):
                 ).max()
                 key = "kv_stats_one_more_change" if m == 65 else "kv_stats_most_change"
                 assert glued(site, PAGE, key) == pytest.approx(expected, rel=1e-6)
+            if seed == 0 and m == 512:
+                # ROME's summed squared spill over the protected inputs against the minimum-norm
+                # edit's (delta along h* itself), on the same inputs: the least-squares optimum.
+                rome_total = np.sum(np.linalg.norm(h(covered[1:]) @ delta, axis=1) ** 2)
+                hs = h(keys[SLOT])
+                plain = np.outer(hs, residual) / (hs @ hs)
+                plain_total = np.sum(np.linalg.norm(h(covered[1:]) @ plain, axis=1) ** 2)
+                share = glued(site, PAGE, "kv_stats_most_total_share")
+                assert share == pytest.approx(rome_total / plain_total, rel=1e-6) and share < 1
     assert glued(site, PAGE, "kv_stats_unseen_low") == pytest.approx(min(unseen_all), rel=1e-8)
     assert glued(site, PAGE, "kv_stats_unseen_high") == pytest.approx(max(unseen_all), rel=1e-8)
     assert glued(site, PAGE, "kv_stats_one_more_change") > 1e-3  # "no edit of W2 avoids spill"
     assert glued(site, PAGE, "kv_stats_one_more_change") < glued(site, PAGE, "kv_stats_most_change")
     assert glued(site, PAGE, "kv_stats_fewest_outside") > 0.1
+
+
+def test_product_key_numbers(site):
+    # 64 sub-keys of each half: 64² keys; the fast lookup scores 2·64 half-keys, the full one 64².
+    assert glued(site, PAGE, "kv_pk_sub_keys") == 64 and glued(site, PAGE, "kv_pk_slots") == 64**2
+    assert glued(site, PAGE, "kv_pk_scored_fast") == 2 * 64 and glued(site, PAGE, "kv_pk_scored_full") == 64**2
+    assert (glued(site, PAGE, "kv_pk_k"), glued(site, PAGE, "kv_pk_queries")) == (8, 20)
+
+
+def test_memory_layer_cost_numbers(site):
+    # 512² slots of width 1024, 32 read per token, keys 512 wide, counted again here:
+    n, d_key, d, k = 512, 512, 1024, 32
+    params = n * n * d + 2 * n * (d_key // 2) + d * d_key
+    flops = 2 * d * d_key + 2 * (2 * n) * (d_key // 2) + k * k + 2 * k * d
+    dense_params, dense_flops = 2 * n * n * d, 2 * 2 * n * n * d
+    assert glued(site, PAGE, "kv_ml_slots") == n * n
+    assert (glued(site, PAGE, "kv_ml_d_model"), glued(site, PAGE, "kv_ml_k")) == (d, k)
+    assert (glued(site, PAGE, "kv_ml_params"), glued(site, PAGE, "kv_ml_flops")) == (params, flops)
+    assert (glued(site, PAGE, "kv_ml_dense_params"), glued(site, PAGE, "kv_ml_dense_flops")) == (
+        dense_params,
+        dense_flops,
+    )
+    assert glued(site, PAGE, "kv_ml_flops_ratio") == pytest.approx(dense_flops / flops)
+    # The papers' abstracts: Lample et al. (2019) 12 against 24 layers; Berges et al. (2025) up to
+    # 128B memory parameters, 1 trillion tokens, base models up to 8B, dense models with more than
+    # twice the compute; He (2024) over a million experts.
+    assert (glued(site, PAGE, "kv_ml_lample_layers"), glued(site, PAGE, "kv_ml_lample_baseline")) == (12, 24)
+    assert glued(site, PAGE, "kv_ml_berges_memory_billions") == 128
+    assert glued(site, PAGE, "kv_ml_berges_tokens_trillions") == 1
+    assert glued(site, PAGE, "kv_ml_berges_base_billions") == 8
+    assert glued(site, PAGE, "kv_ml_berges_compute_ratio") == 2
+    assert glued(site, PAGE, "kv_ml_peer_experts") == 1_000_000
+
+
+def test_capacity_numbers(site):
+    # Allen-Zhu and Li (2025): 2 bits per parameter with 1000 exposures, about 1 with 100.
+    assert (glued(site, PAGE, "kv_cap_bits"), glued(site, PAGE, "kv_cap_exposures")) == (2, 1000)
+    assert (glued(site, PAGE, "kv_cap_few_bits"), glued(site, PAGE, "kv_cap_few_exposures")) == (1, 100)
+    # GPT-2 small: 124,439,808 parameters (OpenAI's README calls it 124M), 12 blocks of 3072 keys.
+    assert glued(site, PAGE, "kv_cap_params") == 124_439_808
+    assert glued(site, PAGE, "kv_cap_keys") == 12 * 3072
+    assert (glued(site, PAGE, "kv_cap_objects"), glued(site, PAGE, "kv_cap_fact_bits")) == (32, 5)
+    assert glued(site, PAGE, "kv_cap_facts") == 2 * 124_439_808 / 5
+    assert glued(site, PAGE, "kv_cap_facts_per_key") == pytest.approx(2 * 124_439_808 / 5 / (12 * 3072))

@@ -225,3 +225,34 @@ def test_deepseek_v3_against_its_reported_sizes(site):
     stored, active = glued(site, PAGE, "moe_deepseek_stored_b"), glued(site, PAGE, "moe_deepseek_active_b")
     assert stored == pytest.approx(671, rel=0.005) and active == pytest.approx(37, rel=0.03)
     assert glued(site, PAGE, "moe_deepseek_fraction") == pytest.approx(active / stored, rel=1e-12)
+
+
+def test_the_open_models_of_2025(site):
+    # From the sheet (each row's source): Qwen3-235B-A22B 128 experts of 1536, 8 per token; Llama 4
+    # 8192-wide experts, Scout 16 in all 48 layers, Maverick 128 in 24 of 48; gpt-oss-120b 4 of 128.
+    assert (glued(site, PAGE, "moe_qwen_experts"), glued(site, PAGE, "moe_qwen_per_token")) == (128, 8)
+    assert glued(site, PAGE, "moe_qwen_width") == 1536
+    assert (glued(site, PAGE, "moe_scout_experts"), glued(site, PAGE, "moe_maverick_experts")) == (16, 128)
+    assert (glued(site, PAGE, "moe_maverick_moe_layers"), glued(site, PAGE, "moe_maverick_layers")) == (24, 48)
+    assert glued(site, PAGE, "moe_llama4_width") == 8192
+    assert (glued(site, PAGE, "moe_oss_experts"), glued(site, PAGE, "moe_oss_per_token")) == (128, 4)
+    # Maverick per token, written out: attention 48·(2·5120² + 2·5120·1024), embeddings 2·202048·5120,
+    # norms 97·5120, routers 24·128·5120, experts 24·2·3·5120·8192, dense FFNs 24·3·5120·16384.
+    d = 5120
+    active = (
+        48 * (2 * d * d + 2 * d * 1024)
+        + 2 * 202048 * d
+        + 97 * d
+        + 24 * 128 * d
+        + 24 * 2 * 3 * d * 8192
+        + 24 * 3 * d * 16384
+    )
+    stored = active + 24 * 127 * 3 * d * 8192
+    assert glued(site, PAGE, "moe_maverick_fraction") == pytest.approx(active / stored)
+    # gpt-oss-120b: the README's 5.1B active leaves the embedding table (201088 · 2880) out.
+    oss = models.get_model("gpt-oss-120b")
+    b = model_parameters.parameter_breakdown(oss)
+    assert glued(site, PAGE, "moe_oss_active_b") == pytest.approx(b.total_active / 1e9)
+    assert glued(site, PAGE, "moe_oss_active_without_table_b") == pytest.approx((b.total_active - 201088 * 2880) / 1e9)
+    assert glued(site, PAGE, "moe_oss_reported_active") == 5.1
+    assert round(glued(site, PAGE, "moe_oss_active_without_table_b"), 1) == 5.1

@@ -66,6 +66,16 @@ def gpt2_total() -> int:
     return (g.vocab_size + g.context_length) * d + g.n_layers * block + 2 * d
 
 
+def gpt2_xl_params() -> int:
+    """GPT-2 XL written out as gpt2_total writes GPT-2 small: tied head, learned positions, biases."""
+    g = m("GPT-2 XL")
+    d, f = g.d_model, g.d_ff
+    block = (4 * d * d + 4 * d) + (2 * d * f + f + d) + 2 * 2 * d
+    total = (g.vocab_size + g.context_length) * d + g.n_layers * block + 2 * d
+    assert round(total / 1e6) == 1558  # the size in the name of OpenAI's released checkpoint
+    return total
+
+
 def llama2_share() -> float:
     l2 = m("Llama-2 7B")
     d, f = l2.d_model, l2.d_ff
@@ -98,7 +108,11 @@ def binomial_tail(k: int, n: int, p: float) -> float:
 
 #: The trained-FFN capacity sweep's vocabulary: the query token, 16 filler tokens, 32 subjects,
 #: 16 relations and 32 objects (the page's world of 512 facts).
-CAPACITY_VOCAB = 1 + 16 + 32 + 16 + 32
+def capacity_vocab(site) -> int:
+    """The capacity world's vocabulary: the query token, the fillers, subjects, relations and objects."""
+    parts = ("tr_n_filler", "tr_cap_subjects", "tr_cap_relations", "tr_cap_objects")
+    return 1 + sum(int(glued(site, "trained-ffn", key)) for key in parts)
+
 
 #: Every problem's answer key -> (page, its value recomputed independently; from the
 #: page's own glued givens where the answer is a function of them).
@@ -140,6 +154,8 @@ ANSWERS = {
     "cp_pr_llama3_share": ("compute", lambda: llama3_block_flops()[0] / sum(llama3_block_flops())),
     "kv_pr_gpt2_slots": ("key-value-memory", lambda: m("GPT-2 small").n_layers * m("GPT-2 small").d_ff),
     "kv_pr_edit_numbers": ("key-value-memory", lambda: m("GPT-2 XL").d_ff + m("GPT-2 XL").d_model),
+    # GPT-2 XL's parameters (1558M in OpenAI's README) at 2 bits each, over log2 1024 = 10 bits a fact.
+    "kv_pr_capacity_facts": ("key-value-memory", lambda: gpt2_xl_params() * 2 / 10),
     "moe_pr_mixtral_ffn_bytes": (
         "mixture-of-experts",
         lambda: (lambda x: x.n_layers * x.experts_per_token * 3 * x.d_model * x.d_ff * 2)(m("Mixtral 8x7B")),
@@ -152,11 +168,20 @@ ANSWERS = {
         "mixture-of-experts",
         lambda: (lambda x: (x.experts_per_token + x.n_shared_experts) * 3 * x.d_model * x.d_ff)(m("DeepSeek-V3")),
     ),
+    # Llama 4 Maverick: one routed and one shared expert in each MoE layer, the dense FFN elsewhere.
+    "moe_pr_maverick_ffn_active": (
+        "mixture-of-experts",
+        lambda: (
+            lambda v: v.n_moe_layers * 2 * 3 * v.d_model * v.d_ff + v.n_dense_layers * 3 * v.d_model * v.d_ff_dense
+        )(m("Llama 4 Maverick")),
+    ),
     "im_pr_init_bound": ("implementation", lambda: 1 / sqrt(m("GPT-2 small").d_model)),
     "im_pr_gpt2_ffn_bytes": (
         "implementation",
         lambda: (lambda g: g.n_layers * (2 * g.d_model * g.d_ff + g.d_ff + g.d_model) * 2)(m("GPT-2 small")),
     ),
+    # Ring all-reduce of d_model bfloat16 numbers over 4 devices: 2(p - 1)/p of them from each device.
+    "im_pr_tp_bytes": ("implementation", lambda: 2 * (4 - 1) / 4 * m("Llama-3 8B").d_model * 2),
     "ex_pr_t5_ffn": ("exercises", lambda: 3 * m("T5-base v1.1").d_model * m("T5-base v1.1").d_ff),
     "ex_pr_big_flops": (
         "exercises",
@@ -177,14 +202,25 @@ ANSWERS = {
     ),
     "tr_pr_cap_params": (
         "trained-ffn",
-        lambda: (lambda v, t, d, f: (2 * v + t) * d + 4 * d * d + 2 * d * f + f + d)(CAPACITY_VOCAB, 3, 32, 128),
+        lambda site: (lambda v, t, d, f: (2 * v + t) * d + 4 * d * d + 2 * d * f + f + d)(
+            capacity_vocab(site),
+            3,  # subject, relation, →
+            glued(site, "trained-ffn", "tr_d_model"),
+            glued(site, "trained-ffn", "tr_cap_wide"),
+        ),
     ),
     "tr_pr_gain": (
         "trained-ffn",
         lambda site: (
-            (glued(site, "trained-ffn", "tr_cap_wide_recall") - glued(site, "trained-ffn", "tr_cap_none"))
+            (glued(site, "trained-ffn", "tr_cap_wide_end") - glued(site, "trained-ffn", "tr_cap_none_end"))
             * glued(site, "trained-ffn", "tr_cap_facts")
             / glued(site, "trained-ffn", "tr_cap_wide")
+        ),
+    ),
+    "tr_pr_bits": (  # the world's bits at two bits per parameter (Allen-Zhu and Li's capacity)
+        "trained-ffn",
+        lambda site: (
+            glued(site, "trained-ffn", "tr_cap_facts") * math.log2(glued(site, "trained-ffn", "tr_cap_objects")) / 2
         ),
     ),
 }
@@ -243,6 +279,9 @@ GIVENS = {
     "kv_pr_gpt2_d_ff": ("key-value-memory", lambda: m("GPT-2 small").d_ff),
     "kv_pr_xl_d_model": ("key-value-memory", lambda: m("GPT-2 XL").d_model),
     "kv_pr_xl_d_ff": ("key-value-memory", lambda: m("GPT-2 XL").d_ff),
+    "kv_pr_xl_params": ("key-value-memory", gpt2_xl_params),
+    "kv_pr_cap_bits": ("key-value-memory", lambda: 2.0),  # Allen-Zhu and Li (2025), abstract
+    "kv_pr_cap_objects": ("key-value-memory", lambda: 1024),
     "moe_pr_mixtral_layers": ("mixture-of-experts", lambda: m("Mixtral 8x7B").n_layers),
     "moe_pr_mixtral_d_model": ("mixture-of-experts", lambda: m("Mixtral 8x7B").d_model),
     "moe_pr_mixtral_d_ff": ("mixture-of-experts", lambda: m("Mixtral 8x7B").d_ff),
@@ -253,10 +292,18 @@ GIVENS = {
     "moe_pr_deepseek_d_ff": ("mixture-of-experts", lambda: m("DeepSeek-V3").d_ff),
     "moe_pr_deepseek_routed": ("mixture-of-experts", lambda: m("DeepSeek-V3").experts_per_token),
     "moe_pr_deepseek_shared": ("mixture-of-experts", lambda: m("DeepSeek-V3").n_shared_experts),
+    "moe_pr_maverick_moe_layers": ("mixture-of-experts", lambda: 24),  # every other of 48 layers
+    "moe_pr_maverick_dense_layers": ("mixture-of-experts", lambda: 24),
+    "moe_pr_maverick_d_model": ("mixture-of-experts", lambda: m("Llama 4 Maverick").d_model),
+    "moe_pr_maverick_expert_width": ("mixture-of-experts", lambda: m("Llama 4 Maverick").d_ff),
+    "moe_pr_maverick_dense_width": ("mixture-of-experts", lambda: m("Llama 4 Maverick").d_ff_dense),
+    "moe_pr_maverick_experts": ("mixture-of-experts", lambda: m("Llama 4 Maverick").n_experts),
     "im_pr_gpt2_layers": ("implementation", lambda: m("GPT-2 small").n_layers),
     "im_pr_gpt2_d_model": ("implementation", lambda: m("GPT-2 small").d_model),
     "im_pr_gpt2_d_ff": ("implementation", lambda: m("GPT-2 small").d_ff),
     "im_pr_bf16_bytes": ("implementation", lambda: 2),
+    "im_pr_llama3_d_model": ("implementation", lambda: m("Llama-3 8B").d_model),
+    "im_pr_tp_devices": ("implementation", lambda: 4),
     "ex_pr_t5_d_model": ("exercises", lambda: m("T5-base v1.1").d_model),
     "ex_pr_t5_d_ff": ("exercises", lambda: m("T5-base v1.1").d_ff),
     "ex_pr_big_d_model": ("exercises", lambda: m("Transformer big (Vaswani et al.)").d_model),
@@ -264,10 +311,10 @@ GIVENS = {
     "su_pr_gpt3_layers": ("summary", lambda: m("GPT-3 175B").n_layers),
     "su_pr_gpt3_d_model": ("summary", lambda: m("GPT-3 175B").d_model),
     "su_pr_gpt3_d_ff": ("summary", lambda: m("GPT-3 175B").d_ff),
-    "tr_pr_cap_vocab": ("trained-ffn", lambda: CAPACITY_VOCAB),
+    "tr_pr_cap_vocab": ("trained-ffn", capacity_vocab),
     "tr_pr_cap_seq_len": ("trained-ffn", lambda: 3),
-    "tr_pr_gain_none": ("trained-ffn", lambda site: glued(site, "trained-ffn", "tr_cap_none")),
-    "tr_pr_gain_wide": ("trained-ffn", lambda site: glued(site, "trained-ffn", "tr_cap_wide_recall")),
+    "tr_pr_gain_none": ("trained-ffn", lambda site: glued(site, "trained-ffn", "tr_cap_none_end")),
+    "tr_pr_gain_wide": ("trained-ffn", lambda site: glued(site, "trained-ffn", "tr_cap_wide_end")),
 }
 
 #: Each page's tolerance keys -> the policy they must glue.
@@ -285,9 +332,11 @@ TOLERANCE_KEYS = {
     "cp_pr_rounded": ("compute", ROUNDED),
     "cp_pr_exact": ("compute", EXACT),
     "kv_pr_exact": ("key-value-memory", EXACT),
+    "kv_pr_rounded": ("key-value-memory", ROUNDED),
     "moe_pr_rounded": ("mixture-of-experts", ROUNDED),
     "moe_pr_exact": ("mixture-of-experts", EXACT),
     "im_pr_rounded": ("implementation", ROUNDED),
+    "im_pr_exact": ("implementation", EXACT),
     "ex_pr_rounded": ("exercises", ROUNDED),
     "su_pr_rounded": ("summary", ROUNDED),
     "tr_pr_rounded": ("trained-ffn", ROUNDED),

@@ -85,3 +85,20 @@ def test_figure_alt_text_comes_from_the_figure(site):
     n_dense = sum(not m.is_moe for m in load_models())
     assert f"for {n_dense} dense models" in alt
     assert "Llama-3 8B 3.50" in alt and "LLaMA-1 7B 2.69" in alt
+
+
+def test_mup_numbers(site):
+    # Yang et al. (2021, abstract): a 40M proxy, the 6.7B GPT-3 model, 7% of its pretraining cost.
+    assert glued(site, PAGE, "wd_mup_proxy_millions") == 40
+    assert glued(site, PAGE, "wd_mup_target") == 6.7
+    assert glued(site, PAGE, "wd_mup_cost") == 0.07
+    assert (glued(site, PAGE, "wd_mup_narrow"), glued(site, PAGE, "wd_mup_wide")) == (256, 8192)
+    assert glued(site, PAGE, "wd_mup_width_ratio") == 32
+    # Recomputed with torch's own Adam (tests/test_mup.py's helper): the same RMS changes.
+    from test_mup import torch_first_step
+
+    standard = [torch_first_step(64, w, 1e-3) for w in (256, 8192)]
+    scaled = [torch_first_step(64, w, 1e-3 * 256 / w) for w in (256, 512, 1024, 2048, 4096, 8192)]
+    assert glued(site, PAGE, "wd_mup_growth") == pytest.approx(standard[1] / standard[0], rel=1e-6)
+    assert glued(site, PAGE, "wd_mup_spread") == pytest.approx(max(scaled) / min(scaled), rel=1e-6)
+    assert glued(site, PAGE, "wd_mup_growth") > 0.8 * 32 and glued(site, PAGE, "wd_mup_spread") < 1.1

@@ -18,7 +18,9 @@ from sitecheck import DOCS, browser_api, glued, make, soup_of
 
 from ffnbook.display import format_number
 
-pytestmark = pytest.mark.build
+# The whole book printed: `make pdf` takes most of a minute (make test-full; the Pages workflow
+# also runs `make pdf` before it publishes).
+pytestmark = [pytest.mark.build, pytest.mark.full]
 
 browser_api("make pdf")  # it prints the pages with Chromium through Playwright
 pypdf = pytest.importorskip("pypdf")

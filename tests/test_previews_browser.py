@@ -16,7 +16,7 @@ from __future__ import annotations
 from urllib.parse import urlparse
 
 import pytest
-from sitecheck import AXE_JS, axe_in_page, browser_api, soup_of
+from sitecheck import AXE_JS, SCHEMES, axe_in_page, browser_api, soup_of
 
 pytestmark = pytest.mark.build
 browser_api()  # skips this module where Chromium or Playwright is missing
@@ -77,7 +77,7 @@ def test_the_script_is_only_on_pages_whose_previews_were_written(site):
     assert 0 < with_script < len(pages)
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 def test_hover_shows_the_figure_fetched_on_first_use(browser, scheme):
     context, page = open_page(browser, FIGURE_PAGE, DESKTOP, scheme)
     try:
@@ -123,7 +123,7 @@ def test_keyboard_focus_shows_the_preview_and_escape_closes_it(browser):
         context.close()
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 def test_on_a_phone_the_first_tap_shows_and_the_second_follows(browser, scheme):
     context, page = open_page(browser, FIGURE_PAGE, PHONE, scheme, touch=True)
     try:
@@ -154,7 +154,7 @@ def test_on_a_phone_the_first_tap_shows_and_the_second_follows(browser, scheme):
         context.close()
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 def test_no_axe_violation_with_a_preview_open(browser, scheme):
     if not AXE_JS.exists():
         pytest.skip("axe-core is not installed (make test installs tests/node)")
@@ -170,5 +170,107 @@ def test_no_axe_violation_with_a_preview_open(browser, scheme):
         assert page.locator("#ffn-preview").is_visible()
         violations = axe_in_page(page)
         assert violations == [], "\n".join(violations)
+    finally:
+        context.close()
+
+
+def put_at(page, link, y: float) -> None:
+    """Scroll the page so that ``link``'s top is ``y`` px below the viewport's top."""
+    page.evaluate("([l, y]) => window.scrollBy(0, l.getBoundingClientRect().top - y)", [link.element_handle(), y])
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_a_figure_preview_stays_inside_the_viewport_wherever_its_link_is(browser, device):
+    viewport, touch = (DESKTOP, False) if device == "desktop" else (PHONE, True)
+    context, page = open_page(browser, FIGURE_PAGE, viewport, touch=touch)
+    try:
+        links = page.locator('article a.reference.internal[href^="#fig-"]')
+        assert links.count() >= 2
+        for link, y in ((links.nth(i), y) for i in range(2) for y in range(20, viewport["height"] - 20, 100)):
+            put_at(page, link, y)
+            page.mouse.move(0, 0)
+            if touch:
+                link.tap()
+            else:
+                link.hover()
+            page.wait_for_selector("#ffn-preview:not([hidden]) figure img")
+            page.wait_for_function("document.querySelector('#ffn-preview img').naturalWidth > 0")
+            page.wait_for_timeout(50)  # placed again once the image has loaded
+            box = preview_box(page)
+            assert box["top"] >= 0 and box["bottom"] <= box["height"], (y, box)
+            assert box["left"] >= 0 and box["right"] <= box["width"], (y, box)
+            if touch:  # most of a phone's screen stays on the text
+                assert box["bottom"] - box["top"] <= 0.5 * box["height"], (y, box)
+                page.locator("article h1").first.tap()
+                page.wait_for_selector("#ffn-preview", state="hidden")
+            # The figure and its caption are seen whole: the image shrinks, nothing scrolls.
+            heights = page.evaluate("(t => [t.scrollHeight, t.clientHeight])(document.getElementById('ffn-preview'))")
+            assert heights[0] <= heights[1] + 1, (y, heights)
+    finally:
+        context.close()
+
+
+def test_a_preview_opens_only_once_the_pointer_rests_on_the_link(browser):
+    context, page = open_page(browser, FIGURE_PAGE, DESKTOP)
+    try:
+        link = page.locator(CITATION_LINK).first
+        link.scroll_into_view_if_needed()
+        link.hover()
+        # Passing over: nothing yet, though the previews are being fetched.
+        assert page.evaluate("() => { const t = document.getElementById('ffn-preview'); return !t || t.hidden; }")
+        page.wait_for_selector("#ffn-preview:not([hidden])")
+        page.mouse.move(1, 1)
+        page.wait_for_selector("#ffn-preview", state="hidden")
+        # Crossing the link on the way elsewhere opens nothing.
+        box = link.bounding_box()
+        page.mouse.move(box["x"] + 2, box["y"] + box["height"] / 2)
+        page.mouse.move(1, 1)
+        page.wait_for_timeout(600)
+        assert page.locator("#ffn-preview").is_hidden()
+    finally:
+        context.close()
+
+
+def test_a_section_preview_is_the_sections_text_with_formulas_and_no_tooltips(browser, site):
+    import json
+
+    found = json.loads((site / "_previews" / "mixture-of-experts.json").read_text(encoding="utf-8"))
+    sections = [href for href, entry in found.items() if entry["kind"] == "section"]
+    assert sections
+    context, page = open_page(browser, "mixture-of-experts", DESKTOP)
+    try:
+        page.keyboard.press("Tab")
+        for href in sections:
+            link = page.locator(f'article a.reference.internal[href="{href}"]').first
+            link.focus()
+            page.wait_for_selector("#ffn-preview:not([hidden])")
+            inside = page.evaluate("""() => { const t = document.getElementById('ffn-preview');
+                return [t.querySelectorAll('.ffn-tip, .ffn-term, [role=tooltip], button, input, a').length,
+                        t.querySelectorAll('math').length, t.innerText]; }""")
+            assert inside[0] == 0, (href, inside[2])
+            # Formulas are drawn as formulas, not flattened to their characters.
+            assert inside[1] == found[href]["html"].count("<math"), href
+            assert "feed-forward network :" not in inside[2], href  # no definition spliced in
+        assert any("<math" in found[href]["html"] for href in sections)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_a_glossary_definition_near_the_bottom_opens_above_its_term(browser, device):
+    viewport, touch = (DESKTOP, False) if device == "desktop" else (PHONE, True)
+    context, page = open_page(browser, "position-independence", viewport, touch=touch)
+    try:
+        term = page.locator(".ffn-term.ffn-explained > a").nth(2)
+        put_at(page, term, viewport["height"] - 30)
+        if touch:
+            term.tap()
+        else:
+            term.hover()
+        tip = page.locator(".ffn-tip:visible").first
+        tip.wait_for()
+        box = tip.bounding_box()
+        assert box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"], box
+        assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"], box
     finally:
         context.close()

@@ -90,6 +90,9 @@ REFUSED = [
     ("1/0", "", "the fraction divides by zero"),
     ("1e400", "", "the number is too large"),
     ("110^9", "", "'110^9' is not a number"),
+    # A long paste is quoted by its first 19 characters and an ellipsis, not whole.
+    ("1..2" * 600, "", "'1..21..21..21..21..…' is not a number"),
+    ("12 " + "x" * 30, "", "'xxxxxxxxxxxxxxxxxxx…' is not a scale"),
 ]
 
 

@@ -20,7 +20,7 @@ import random
 from pathlib import Path
 
 import pytest
-from sitecheck import AXE_JS, axe_in_page, browser_api, chapter_order, soup_of
+from sitecheck import AXE_JS, SCHEMES, axe_in_page, browser_api, chapter_order, soup_of
 from test_problems import ACCEPTED, REFUSED
 
 from ffnbook.problems import EXACT, AnswerError, parse_answer
@@ -198,7 +198,13 @@ def check(page, box, typed: str) -> tuple[str, bool]:
     return verdict, field.get_attribute("aria-invalid") == "true"
 
 
-@pytest.mark.parametrize("name", chapter_order())
+#: The every-page matrix: make test checks the page the other tests here use, make test-full every page.
+PROBLEM_PAGES = [
+    name if name == "gated-ffn" else pytest.param(name, marks=pytest.mark.full) for name in chapter_order()
+]
+
+
+@pytest.mark.parametrize("name", PROBLEM_PAGES)
 def test_every_problem_takes_its_answer_in_every_form_and_refuses_others(site, browser, server, name):
     boxes = soup_of(site, name).select("div.ffn-problem")
     if not boxes:
@@ -253,7 +259,7 @@ def test_keyboard_alone_answers_and_opens_hint_and_solution(page):
 
 
 @pytest.mark.skipif(not AXE_JS.exists(), reason="axe-core is not installed (make test installs tests/node)")
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 def test_no_axe_violation_after_answering(browser, server, scheme):
     context = browser.new_context(viewport={"width": 1366, "height": 900}, color_scheme=scheme)
     page = context.new_page()
@@ -293,6 +299,44 @@ def test_nothing_overflows_on_a_phone(browser, server):
                   .map(e => e.outerHTML.slice(0, 80));
             }""")
             assert not outside, outside
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    finally:
+        context.close()
+
+
+def test_a_miss_is_stated_with_the_precision_it_has(page):
+    stated = page.evaluate(
+        "pairs => pairs.map(([v, a]) => window.ffnProblems.distance(v, a))",
+        [[6401, 6400], [6336, 6400], [6500, 6400], [7400, 6400], [3000, 6400], [0.9, 1]],
+    )
+    # 1/6400 = 0.0156 %; 64/6400 = 1 %; 100/6400 = 1.5625 %; 1000/6400 = 15.6 %; 3000 is 2.1 times too low.
+    assert stated == [
+        "is 0.016% too high",
+        "is 1% too low",
+        "is 1.6% too high",
+        "is 16% too high",
+        "is too low, by a factor of about 2.1",
+        "is 10% too low",
+    ]
+
+
+def test_a_long_paste_is_quoted_short_and_the_verdict_wraps_on_a_phone(browser, server):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        page.goto(server + "compute.html")
+        box = page.locator("div.ffn-problem").first
+        box.scroll_into_view_if_needed()
+        field = box.locator("input.ffn-problem-input")
+        field.fill("9." * 1150)  # 2,300 characters, no space to break at
+        field.press("Enter")
+        verdict = box.locator(".ffn-result")
+        assert verdict.inner_text().startswith("Cannot read that")
+        assert len(verdict.inner_text()) < 120
+        assert verdict.evaluate("v => v.getBoundingClientRect().right") <= 390
+        field.fill("ab" * 1150)
+        field.press("Enter")
+        assert len(verdict.inner_text()) < 120
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     finally:
         context.close()

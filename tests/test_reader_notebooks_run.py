@@ -156,6 +156,7 @@ def execute(notebook: dict, python: Path, workdir: Path, monkeypatch) -> None:
     NotebookClient(nb, kernel_name="reader", timeout=900, resources={"metadata": {"path": str(workdir)}}).execute()
 
 
+@pytest.mark.full  # every page's notebook run again, in a fresh venv: minutes (make test-full)
 def test_every_downloaded_notebook_runs_outside_the_repository(site, reader_python, tmp_path, monkeypatch):
     # The reader's environment has the package from the wheel, and no build tools.
     where = in_reader_env(reader_python, "import ffnbook; print(ffnbook.__file__)")

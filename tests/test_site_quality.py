@@ -21,6 +21,7 @@ from sitecheck import (
     AXE_PAGES,
     DOCS,
     LIGHTHOUSE_PAGES,
+    SCHEMES,
     allowed_to_differ,
     axe_in_page,
     make_html,
@@ -153,6 +154,7 @@ def test_pages_do_not_load_the_icon_script_or_the_search_index(site):
 # --- reproducible ---------------------------------------------------------------------------
 
 
+@pytest.mark.full  # a second clean build of the whole book: a minute (make test-full)
 def test_two_clean_builds_give_identical_html(site, tmp_path):
     """A second clean build (its own execution cache) matches the first byte for byte,
     except the pages listed in sitecheck.PAGES_WITH_MEASURED_TIMES (and what derives from them)."""
@@ -221,7 +223,7 @@ def axe(browser):
     return AXE_JS
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("name", AXE_PAGES)
 def test_no_axe_violations(browser, server, axe, name, scheme):
     context, page = open_page(browser, server + name, scheme=scheme, width=1200)

@@ -401,6 +401,7 @@ def test_batched_replicas_train_like_the_same_models_one_by_one():
             replace(settings, seed=r.seed),
             held_out_facts=r.held_out_facts,
             without_ffn=r.d_ff == 0,
+            initial_model=None if width == config.d_ff else got.initial_model,  # another width: paired weights
         )
         assert got.model.config == alone.model.config and got.train_config.seed == r.seed
         for name, p in alone.initial_model.state_dict().items():
@@ -412,6 +413,24 @@ def test_batched_replicas_train_like_the_same_models_one_by_one():
         assert got.history["recall"] == alone.history["recall"]
         assert got.history["held_out_recall"] == alone.history["held_out_recall"]
         assert np.allclose(got.history["loss"][1:], alone.history["loss"][1:], rtol=1e-4)
+
+
+def test_replicas_of_one_seed_share_every_initial_weight_outside_the_ffns_whatever_their_width():
+    replicas = _replicas_for_test()
+    config = tt.ModelConfig(vocab_size=replicas[0].world.vocab_size, seq_len=5, d_model=16, n_heads=2, d_ff=24)
+    widths = (None, 0, 8, 1)
+    runs = tt.train_replicas(
+        [replicas[0]._replace(d_ff=w) for w in widths], config, tt.TrainConfig(steps=1, batch_size=4, eval_every=1)
+    )
+    states = [r.initial_model.state_dict() for r in runs]
+    for name, weight in states[0].items():
+        if ".ffn." not in name:
+            assert all(torch.equal(weight, other[name]) for other in states[1:]), name
+    assert [r.model.config.d_ff for r in runs] == [24, 24, 8, 1]
+    assert torch.count_nonzero(runs[2].initial_model.blocks[0].ffn.up.weight) > 0  # its own FFN, drawn at its width
+    with tt.deterministic_torch(replicas[0].seed):  # the configured width is drawn as train_on_facts draws it
+        own = tt.TinyTransformer(config)
+    assert all(torch.equal(w, states[0][name]) for name, w in own.state_dict().items())
 
 
 def test_a_replica_without_ffn_never_uses_its_ffn():

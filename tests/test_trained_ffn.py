@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -187,21 +189,22 @@ def test_held_out_hits_by_hand(model, world):
 
 
 def hand_made_reading():
-    """Seven units over six facts, every kind, with activations and values chosen by hand.
+    """Seven units over ten facts, every kind, with activations and values chosen by hand.
 
-    Facts (subject, relation) → answer: (0,0)→0, (0,1)→1, (1,0)→1, (1,1)→2, (2,0)→0, (2,1)→2.
+    Facts (subject, relation) → answer: (0,0)→0, (0,1)→1, (1,0)→1, (1,1)→2, (2,0)→0, (2,1)→2, and
+    (3,0)→1, (3,1)→0, (4,0)→2, (4,1)→1, which drive no unit (so that four facts are a minority).
     Tokens 0..2 are the objects; token 3 is something else.
     """
-    facts_ = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [2, 0], [2, 1]])
-    answers = np.array([0, 1, 1, 2, 0, 2])
-    acts = np.zeros((6, 7))
+    facts_ = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [2, 0], [2, 1], [3, 0], [3, 1], [4, 0], [4, 1]])
+    answers = np.array([0, 1, 1, 2, 0, 2, 1, 0, 2, 1])
+    acts = np.zeros((10, 7))
     acts[[0, 4], 0] = [2.0, 1.5]  # unit 0: facts with answer 0, value promotes object 0 → memory
     acts[[0, 1], 1] = [1.0, 0.9]  # unit 1: subject 0, answers 0 and 1 → subject
     acts[[1, 3, 5], 2] = [1.0, 1.0, 0.2]  # unit 2: relation 1 (0.2 is below half the peak), answers 1, 2 → relation
     acts[[0, 3], 3] = [1.0, 1.0]  # unit 3: two facts sharing no subject, relation or answer → distributed
     acts[:, 4] = -1.0  # unit 4: never positive → dead
     acts[[2], 5] = [3.0]  # unit 5: one fact (answer 1) but its value promotes token 3 → distributed
-    acts[[0, 1, 2, 3], 6] = 1.0  # unit 6: all facts of subjects 0 and 1, and of no one subject → polysemantic
+    acts[[0, 1, 2, 3], 6] = 1.0  # unit 6: all facts of subjects 0 and 1 (4 of 10), of no one subject → polysemantic
     scores = np.zeros((7, 4))
     scores[0, 0] = 1.0
     scores[5, 3] = 1.0
@@ -264,8 +267,9 @@ def test_the_test_for_unrelated_features_on_a_larger_grid():
 def test_firing_summary_of_a_hand_made_case():
     acts, *_ = hand_made_reading()
     summary = tf.firing_summary(acts)
-    # Strong facts per live unit: 2, 2, 2, 2, 1, 4 → median 2; strong units per fact: 4, 3, 2, 3, 1, 0 → mean 13/6.
-    assert summary == tf.FiringSummary(facts_per_unit=2.0, units_per_fact=pytest.approx(13 / 6), live_units=6)
+    # Strong facts per live unit: 2, 2, 2, 2, 1, 4 → median 2; strong units per fact: 4, 3, 2, 3, 1, 0 and
+    # 0 for the four facts that drive no unit → mean 13/10.
+    assert summary == tf.FiringSummary(facts_per_unit=2.0, units_per_fact=pytest.approx(13 / 10), live_units=6)
 
 
 def test_the_hand_built_memory_is_one_unit_per_fact():
@@ -374,6 +378,16 @@ def test_capacity_sweep_rows_and_table():
         seeds=(0, 1),
     )
     assert [(r["d_ff"], r["n_facts"], r["seed"]) for r in rows] == [(w, 6, s) for w in (0, 4, 8) for s in (0, 1)]
+    config = tt.ModelConfig(
+        vocab_size=facts.make_world(2, 3, 4, seed=0).vocab_size, seq_len=4, d_model=8, n_heads=2, d_ff=8, n_blocks=1
+    )  # each row's trainable parameters, its FFN's only where it has one
+    widths = {
+        0: tt.parameter_count(config, ffn=False),
+        4: tt.parameter_count(replace(config, d_ff=4)),
+        8: tt.parameter_count(config),
+    }
+    assert [r["parameters"] for r in rows] == [widths[r["d_ff"]] for r in rows]
+    assert all(np.isfinite(r["bits"]) and r["bits"] <= 6 * np.log2(4) for r in rows)  # at most the world's bits
     assert all(0.0 <= r["recall"] <= 1.0 and r["history"]["step"] == [0, 5] for r in rows)
     with pytest.raises(ValueError, match="widths"):
         tf.capacity_sweep(
@@ -449,7 +463,9 @@ def test_figures_are_book_figures_whose_alt_text_reads_the_data(model, world, pr
     assert "with FFNs: loss from 1.25 to 0.500" in training.description
     assert "all of them first recalled at step 20" in training.description
     assert "without FFNs" in training.description and "at step never" in training.description
-    assert "d_ff 0: 30% (25 to 35); d_ff 4: 55% (50 to 60)" in capacity.description.replace(", d_ff", "; d_ff")
+    half = 12.706205 * np.std([0.25, 0.35], ddof=1) / np.sqrt(2)  # t(0.975, 1 df): the bars are 95% intervals
+    shown = f"d_ff 0: 30% ({100 * (0.30 - half):.0f} to {100 * (0.30 + half):.0f}); d_ff 4: 55% "
+    assert shown in capacity.description.replace(", d_ff", "; d_ff")
     assert world.token_names()[int(prompts.tokens[0, 0])] in influence.description
     table = tf.neuron_table(world, world.all_facts(), readings[:2])._repr_markdown_()
     assert table.count("\n") == 3
@@ -460,11 +476,15 @@ def test_the_tables_read_their_rows(model, world, prompts):
     patching = tf.patching_study(model, world, prompts, donors, sites=("query",))
     text = tf.patching_table([patching, patching], [("ffn", 1, "query")])._repr_markdown_()
     moved = tf.patched(patching, "ffn", 1, "query")
-    assert f"| FFN 1 | → | {100 * moved:.0f}% ({100 * moved:.0f} to {100 * moved:.0f})" in text
+    assert f"| FFN 1 | → | {100 * moved:.0f}% |" in text  # the same in both seeds: no interval to show
+    other = [{**row, "moved": row["moved"] + 0.1} for row in patching]
+    text = tf.patching_table([patching, other], [("ffn", 1, "query")])._repr_markdown_()
+    half = 12.706205 * np.std([moved, moved + 0.1], ddof=1) / np.sqrt(2)  # the 95% interval's half-width
+    assert f"| FFN 1 | → | {100 * (moved + 0.05):.0f}% ± {100 * half:.0f} |" in text
     shares = tf.active_share_by_site(model, prompts)
     sparsity = tf.sparsity_table([shares], [shares])._repr_markdown_()
     q = shares[0]["query"]
-    assert f"{100 * q:.0f} → {100 * q:.0f} ({100 * q:.0f} to {100 * q:.0f})" in sparsity
+    assert f"{100 * q:.0f} → {100 * q:.0f}" in sparsity
     acts = tf.answer_activations(model, prompts, 2)
     readings = tf.read_neurons(
         acts[1],
@@ -476,6 +496,10 @@ def test_the_tables_read_their_rows(model, world, prompts):
     )
     kinds = tf.kind_table({(1, "query"): [readings, readings]})._repr_markdown_()
     assert kinds.startswith("| units read | dead | memory |") and "FFN 1 at →" in kinds
+    both = tf.kind_table({(1, "query"): [readings, readings]}, {(1, "query"): [readings[:3], readings[:3]]})
+    rows = both._repr_markdown_().splitlines()
+    assert len(rows) == 4 and rows[3].startswith("| FFN 1 at →, at initialisation |")
+    assert f"| {sum(r.kind == 'dead' for r in readings[:3]):.1f} |" in rows[3]
 
 
 def test_unit_ablation_effect_by_hand(model, world, prompts):
@@ -492,3 +516,119 @@ def test_unit_ablation_effect_by_hand(model, world, prompts):
         # Only → is scored, and block 1's output elsewhere is read by no later block: zeroing the
         # value column everywhere equals removing the unit at → alone.
         assert effects[unit] == pytest.approx(intact - tt.recall(twin, world, prompts), abs=1e-12)
+
+
+# --- controls added for issue 32: interaction, affine maps, bits, paired widths ------------------------
+
+
+def test_object_score_grid_averages_each_pairs_object_logits_over_its_prompts(model, world):
+    grid = tf.object_score_grid(model, world, n_contexts=3, seed=5)
+    prompts = facts.fact_prompts(world, world.all_facts(), 3, SEQ_LEN, seed=5)
+    logits = tt.answer_logits(model, prompts).double().numpy()[:, world.object_tokens()]
+    for i, (s, r) in enumerate(world.all_facts()):
+        assert np.allclose(grid[s, r], logits[3 * i : 3 * i + 3].mean(axis=0), atol=1e-6)
+
+
+def test_object_score_grid_without_ffns_is_the_mean_ablated_model(model, world):
+    grid = tf.object_score_grid(model, world, n_contexts=2, seed=5, ffns="mean")
+    prompts = facts.fact_prompts(world, world.all_facts(), 2, SEQ_LEN, seed=5)
+    means = tf.mean_outputs(model, prompts)["ffn"]
+    knocked = tt.answer_logits(model, prompts, ffn_ablation={0: means[0], 1: means[1]})
+    expected = knocked.double().numpy()[:, world.object_tokens()].reshape(world.n_facts, 2, -1).mean(axis=1)
+    assert np.allclose(grid.reshape(world.n_facts, -1), expected, atol=1e-6)
+    assert not np.allclose(grid, tf.object_score_grid(model, world, n_contexts=2, seed=5), atol=1e-3)
+
+
+def test_an_ffn_that_is_affine_where_it_acts_is_matched_by_the_affine_map(world, prompts):
+    """With every ReLU on (a large positive bias), the FFN is an affine map of its input: the fit is exact."""
+    torch.manual_seed(3)
+    config = tt.ModelConfig(vocab_size=world.vocab_size, seq_len=SEQ_LEN, d_model=16, n_heads=2, d_ff=24, n_blocks=2)
+    model = tt.TinyTransformer(config).double().eval()
+    with torch.no_grad():
+        model.blocks[1].ffn.up.bias.fill_(100.0)
+    result = tf.ffn_against_affine(model, world, prompts, 1)
+    assert result.r2 == pytest.approx(1.0, abs=1e-9)
+    assert result.n_prompts > 0 and result.ffn == result.affine
+
+
+def test_ffn_against_affine_counts_the_prompts_the_stream_gets_wrong(model, world, prompts):
+    result = tf.ffn_against_affine(model, world, prompts, 1)
+    with torch.no_grad():
+        trace = model.trace(prompts.tokens)
+    stream = trace.block_inputs[1][:, -1] + trace.attention_outputs[1][:, -1]
+    lens = tt.guessed_objects(tt.layer_norm(stream) @ model.unembed.weight.T, world)
+    assert result.n_prompts == int((lens != prompts.answers).sum())
+    assert result.share == pytest.approx(result.n_prompts / len(prompts.answers))
+    assert 0.0 <= result.affine <= 1.0 and 0.0 <= result.ffn <= 1.0 and result.r2 < 1.0
+
+
+def test_knowledge_bits_are_the_cross_entropy_saved_against_a_uniform_guess(model, world):
+    from scipy.special import logsumexp
+
+    chosen = world.all_facts()[:6]
+    bits = tf.knowledge_bits(model, world, chosen, n_contexts=2, seed=1)
+    prompts = facts.fact_prompts(world, chosen, 2, SEQ_LEN, seed=1)
+    scores = tt.answer_logits(model, prompts).double().numpy()[:, world.object_tokens()]
+    right = scores[np.arange(len(scores)), world.answers(prompts.facts)]
+    cross_entropy = (logsumexp(scores, axis=1) - right) / np.log(2)  # bits, per prompt
+    assert bits == pytest.approx(np.sum(np.log2(world.n_objects) - cross_entropy.reshape(6, 2).mean(axis=1)))
+
+
+def test_a_model_that_knows_nothing_holds_zero_bits(model, world):
+    with torch.no_grad():
+        model.unembed.weight.zero_()  # every object scores the same
+    assert tf.knowledge_bits(model, world, world.all_facts(), n_contexts=1) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_capacity_table_reads_a_recorded_step_and_gives_intervals():
+    def row(d_ff, seed, recalls):
+        return {
+            "d_ff": d_ff,
+            "n_facts": 100,
+            "seed": seed,
+            "recall": recalls[-1],
+            "history": {"step": [0, 50, 100], "recall": recalls},
+            "bits": 40.0 * (d_ff + 1),
+            "parameters": 100,
+        }
+
+    rows = [row(0, 0, [0, 0.2, 0.5]), row(0, 1, [0, 0.1, 0.3]), row(10, 0, [0, 0.4, 0.7]), row(10, 1, [0, 0.3, 0.7])]
+    at_50 = tf.capacity_table(rows, 50)
+    assert at_50[(10, 100)]["gain_per_unit"] == pytest.approx(2.0)  # each seed gains 0.2 * 100 / 10
+    assert at_50[(10, 100)]["bits_per_parameter"] is None  # bits are measured at the end only
+    end = tf.capacity_table(rows)
+    gains = [2.0, 4.0]
+    assert end[(10, 100)]["gain_ci_low"] == pytest.approx(3.0 - 12.706 * np.std(gains, ddof=1) / np.sqrt(2), abs=1e-3)
+    assert end[(10, 100)]["bits_per_parameter"] == pytest.approx(4.4) and end[(0, 100)]["bits_per_parameter"] == 0.4
+    with pytest.raises(ValueError, match="step 60 is not a recorded step"):
+        tf.capacity_table(rows, 60)
+
+
+def test_parameter_count_is_the_models_own_count():
+    for d_ff, n_blocks in ((16, 1), (24, 3)):
+        config = tt.ModelConfig(vocab_size=11, seq_len=5, d_model=8, n_heads=2, d_ff=d_ff, n_blocks=n_blocks)
+        model = tt.TinyTransformer(config)
+        ffn = sum(p.numel() for b in model.blocks for p in b.ffn.parameters())
+        assert tt.parameter_count(config) == sum(p.numel() for p in model.parameters())
+        assert tt.parameter_count(config, ffn=False) == sum(p.numel() for p in model.parameters()) - ffn
+
+
+def test_the_matched_width_is_the_narrowest_with_as_many_parameters():
+    config = tt.ModelConfig(vocab_size=81, seq_len=6, d_model=32, n_heads=4, d_ff=128, n_blocks=2)
+    d = tt.matched_width_without_ffn(config)
+    assert d % config.n_heads == 0
+    assert tt.parameter_count(replace(config, d_model=d), ffn=False) >= tt.parameter_count(config)
+    assert tt.parameter_count(replace(config, d_model=d - config.n_heads), ffn=False) < tt.parameter_count(config)
+
+
+def test_a_unit_driven_by_most_facts_is_not_polysemantic():
+    """Firing strongly for every fact, it 'responds' to every subject and relation; the selectivity rule refuses it."""
+    facts_ = np.array([[s, r] for s in range(6) for r in range(4)])
+    answers = np.arange(24) % 5
+    broad = np.ones((24, 1))
+    selective = np.zeros((24, 1))
+    selective[[0, 1, 2, 3, 8, 9, 10, 11], 0] = 1.0  # subjects 0 and 2, all their facts: 8 of 24
+    scores = np.zeros((1, 8))
+    [broad_reading] = tf.read_neurons(broad, facts_, answers, scores, np.arange(5))
+    [selective_reading] = tf.read_neurons(selective, facts_, answers, scores, np.arange(5))
+    assert broad_reading.kind == "distributed" and selective_reading.kind == "polysemantic"

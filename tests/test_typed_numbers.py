@@ -68,9 +68,11 @@ ALLOWED_PHRASES = (
     r"\bv\d+(?:\.\d+)+\b",  # a release's version name ("Mistral 7B v0.1"), not a quantity
     r"\bin millions\b",  # a unit on an axis, not a number
     r"\btop-[12] routing\b",
+    r"\b2:4\b",  # the name of a sparsity pattern (two of every four weights; NVIDIA's sparse Tensor Cores)
     r"\b2/3 rule\b",
     r"\bSwish-1\b",  # names of methods (glossary aliases)
     r"\bLLM\.int8\(\)",  # the name of a method (Dettmers et al. 2022)
+    r"\bLlama 4\b",  # a model family's name (its models are Llama 4 Scout and Maverick)
     # A formula constant: one multiply-add is two FLOPs by definition, so a matrix product
     # costs twice its weights ("twice its weights", "twice their projection weights").
     r"\btwice (?:its|their|the) (?:projection )?weight(?:s| count)\b",
@@ -89,8 +91,9 @@ def model_name_tokens() -> set[str]:
 
     tokens = set()
     for model in load_models():
-        tokens |= {w for w in re.split(r"[\s()]+", model.name) if re.search(r"\d", w)}
-    return tokens | {"GPT-3", "GPT-2", "T5", "LLaMA-1", "Llama-2", "Llama-3", "Llama 2"}
+        # Words with a letter: a bare number in a name ("Llama 4 Scout") must not excuse every "4".
+        tokens |= {w for w in re.split(r"[\s()]+", model.name) if re.search(r"\d", w) and re.search(r"[A-Za-z]", w)}
+    return tokens | {"GPT-3", "GPT-2", "T5", "LLaMA-1", "Llama-2", "Llama-3", "Llama 2", "Qwen3"}
 
 
 def chapter_pages() -> list[str]:

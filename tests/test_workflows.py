@@ -105,6 +105,30 @@ def test_pages_publish_only_after_the_tests_pass():
     assert deployers == ["pages.yml"] and callers == ["ci.yml"], (deployers, callers)
 
 
+def test_ci_runs_every_test_every_night_and_make_test_on_every_push():
+    """make test leaves out the tests marked full; CI runs them all (make test-full) on a schedule."""
+    ci = load(CI)
+    assert ci["on"]["schedule"] and {"push", "pull_request"} <= set(ci["on"])
+    [step] = [s for s in ci["jobs"]["test"]["steps"] if "make" in s.get("run", "") and "TARGET" in s.get("env", {})]
+    target = step["env"]["TARGET"]
+    assert re.fullmatch(
+        r"\$\{\{ \(github\.event_name == 'schedule' \|\| github\.event_name == 'workflow_dispatch'\) "
+        r"&& 'test-full' \|\| 'test' \}\}",
+        target,
+    ), target
+    assert 'make "$TARGET"' in step["run"]
+    makefile = (ROOT / "Makefile").read_text()
+    full = re.search(r"^test-full:.*\n\t(.*)$", makefile, re.M).group(1)
+    assert '-m ""' in full, full  # every marker, `full` included
+    assert "-m 'not full'" in load_pyproject()["tool"]["pytest"]["ini_options"]["addopts"]
+
+
+def load_pyproject() -> dict:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
 def test_hosted_builds_install_torch_from_the_cpu_index_and_local_installs_do_not():
     pinned = re.search(r"^torch==(\S+)$", (ROOT / "requirements.txt").read_text(), re.M).group(1)
     constrained = re.search(r"^torch==(\S+)\+cpu$", CONSTRAINTS.read_text(), re.M)

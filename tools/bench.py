@@ -401,12 +401,6 @@ def main() -> None:
             results["c"].append(one_process_limit(work))
         if args.scratch_kernels and not args.incremental_only:
             results["a0"].append(clean(project, work / "scratch", "-D", "ffnbook_kernel_preload="))
-    report(results, args, sorted(leaf_pages))
-    shutil.rmtree(work, ignore_errors=True)
-
-
-def report(results: dict[str, list[float]], args, leaf_pages: list[str]) -> None:
-    """The medians (and every run) of what was measured, against the targets; then the training."""
     med = {k: statistics.median(v) for k, v in results.items()}
 
     def row(label, key, target=""):
@@ -425,7 +419,8 @@ def report(results: dict[str, list[float]], args, leaf_pages: list[str]) -> None
         row("(b) clean build, myst-nb defaults", "b")
         row("(c) one process + build without execution", "c")
     row("no-op rebuild", "noop", "target <= 3 s")
-    print(f"leaf edit ({args.module}) executes {len(leaf_pages)} pages: {', '.join(leaf_pages) or 'none'}")
+    pages = ", ".join(sorted(leaf_pages)) or "none"
+    print(f"leaf edit ({args.module}) executes {len(leaf_pages)} pages: {pages}")
     row("leaf edit", "leaf")
     if all(results["leaf_exec"]):  # a build that logs how long its execution took
         row("  of which executing those pages", "leaf_exec")
@@ -439,6 +434,7 @@ def report(results: dict[str, list[float]], args, leaf_pages: list[str]) -> None
         print(f"\na/b = {med['a'] / med['b']:.2f}   (target <= 0.5)")
         print(f"a/c = {med['a'] / med['c']:.2f}   (target <= 1.5)")
         print_training(training_throughput(args.training_steps))
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,6 @@ import ast
 import json
 import numbers
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -235,38 +234,20 @@ def code_cells(path: Path) -> list[str]:
 
 
 def environment() -> dict:
-    """The numerical environment of this process: what a reader compares when their numbers differ."""
-    import numpy as np
-
-    described = {
-        "cpu": _cpu_model(),
-        "machine": platform.machine(),
-        "numpy": np.__version__,
-        "variables": {key: os.environ[key] for key in ENV_KEYS if key in os.environ},
-    }
+    """The numerical environment of this process, as the page shows it (ffnbook's numerical_environment)."""
+    described = {"variables": {key: os.environ[key] for key in ENV_KEYS if key in os.environ}}
     if "torch" in sys.modules:  # a page that did not import torch is not described by it
-        torch = sys.modules["torch"]
-        blas = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+        from ffnbook.tiny_transformer import numerical_environment
+
+        machine = numerical_environment()
         described.update(
-            torch=torch.__version__,
-            torch_cpu_capability=torch.backends.cpu.get_cpu_capability(),
-            blas=blas.group(1) if blas else "unknown",
+            cpu=machine.cpu, torch=machine.torch, torch_cpu_capability=machine.cpu_capability, blas=machine.blas
         )
     return described
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def run_page(path: Path) -> dict:
-    """Execute ``path``'s code cells in this process with asserts and glue recorded; the record as a dict."""
+def run_page(path: Path, cells: list[str] | None = None) -> dict:
+    """Execute ``path``'s code cells (or ``cells``, read from it earlier) with asserts and glue recorded."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -275,12 +256,13 @@ def run_page(path: Path) -> dict:
     fake.glue = recorder.glue
     sys.modules["myst_nb"] = fake
     namespace = {"__name__": "__main__", "__robustness__": recorder}
-    error = None
+    error, cell_seconds = None, []
     start = time.process_time()
     old_cwd = os.getcwd()
     os.chdir(path.parent)  # as the build runs a page
     try:
-        for index, source in enumerate(code_cells(path)):
+        for index, source in enumerate(code_cells(path) if cells is None else cells):
+            cell_start = time.process_time()
             try:
                 exec(instrument(source, index), namespace)
             except Exception:
@@ -290,12 +272,14 @@ def run_page(path: Path) -> dict:
                 import matplotlib.pyplot as plt
 
                 plt.close("all")
+                cell_seconds.append(round(time.process_time() - cell_start, 3))
     finally:
         os.chdir(old_cwd)
     return {
         "page": path.stem,
         "environment": environment(),
         "cpu_seconds": time.process_time() - start,
+        "cell_cpu_seconds": cell_seconds,
         "asserts": recorder.asserts,
         "compares": recorder.compares,
         "glued": recorder.glued,
@@ -306,12 +290,16 @@ def run_page(path: Path) -> dict:
 # --- the matrix -------------------------------------------------------------------------------
 
 
-def run_in(page: Path, name: str, variables: dict, out: Path) -> dict:
-    """One page in a fresh process under ``variables`` (added to a clean copy of this environment)."""
+def run_in(page: Path, name: str, variables: dict, out: Path, cells: Path) -> dict:
+    """One page in a fresh process under ``variables`` (added to a clean copy of this environment).
+
+    ``cells`` holds the page's code cells, read once before the matrix starts, so that every
+    environment runs the same code even when the page is edited meanwhile.
+    """
     env = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
     env.update(variables)
     env.setdefault("OMP_NUM_THREADS", "1")
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--run", str(page), "--out", str(out)]
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--run", str(page), "--cells", str(cells), "--out", str(out)]
     started = time.perf_counter()
     result = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if result.returncode != 0 or not out.exists():
@@ -405,18 +393,23 @@ def report(page: Path, records: dict[str, dict]) -> tuple[list[str], bool]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pages", nargs="*", help="page names (default: every page with robustness: true)")
+    parser.add_argument(
+        "--pages", nargs="*", help="page names or .md paths (default: every page with robustness: true)"
+    )
     parser.add_argument("--envs", nargs="*", choices=list(MATRIX), help="environments (default: all)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="environments run at once")
     parser.add_argument("--json", type=Path, help="write every record here")
     parser.add_argument("--run", type=Path, help=argparse.SUPPRESS)  # one page, this process's environment
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--cells", type=Path, help=argparse.SUPPRESS)  # the page's code cells, read by the parent
     args = parser.parse_args(argv)
     if args.run:
-        record = run_page(args.run.resolve())
+        record = run_page(args.run.resolve(), json.loads(args.cells.read_text()) if args.cells else None)
         args.out.write_text(json.dumps(record, default=str))
         return 0
-    pages = [DOCS / f"{p}.md" for p in args.pages] if args.pages else robustness_pages()
+    pages = (
+        [Path(p) if p.endswith(".md") else DOCS / f"{p}.md" for p in args.pages] if args.pages else robustness_pages()
+    )
     if not pages:
         print("no page asks for the robustness matrix (ffnbook: {robustness: true})")
         return 1
@@ -425,8 +418,10 @@ def main(argv=None) -> int:
     all_ok, everything = True, {}
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max(1, args.jobs)) as pool:
         for page in pages:
+            cells = Path(tmp) / f"{page.stem}.cells.json"
+            cells.write_text(json.dumps(code_cells(page)))
             futures = {
-                name: pool.submit(run_in, page, name, variables, Path(tmp) / f"{page.stem}-{name}.json")
+                name: pool.submit(run_in, page, name, variables, Path(tmp) / f"{page.stem}-{name}.json", cells)
                 for name, variables in envs.items()
             }
             records = {name: f.result() for name, f in futures.items()}

@@ -10,6 +10,10 @@
   var address = meta.getAttribute("content");
   var NOT_INSIDE = ".ffn-term, .toctree-wrapper, .prev-next-area, nav, .ffn-preview";
   var HIDE_DELAY = 200; // ms: time to move the pointer from the link onto the preview
+  // ms a pointer rests on a link before its preview opens: passing over a link on the way
+  // elsewhere opens nothing (keyboard focus and a tap open at once).
+  var SHOW_DELAY = 300;
+  var MARGIN = 8, GAP = 6; // px: from the viewport's edges; between the link and the preview
 
   var previews = null, loading = null;
   var tip = null, current = null, hideTimer = null, lastPointer = "mouse";
@@ -43,21 +47,33 @@
     return tip;
   }
 
-  /* Below the link, starting at its left edge; above it when there is more room there;
-     moved left to stay 8 px inside the viewport. */
+  /* Below the link, starting at its left edge, or above it where there is more room;
+     never past the viewport: a preview taller than its side's room is cut to it (a figure's
+     image shrinks to fit, other content scrolls inside), and moved left to stay 8 px inside. */
   function place(link) {
     var r = link.getBoundingClientRect(), width = document.documentElement.clientWidth;
     tip.style.left = "0px";
     tip.style.top = "0px";
+    tip.style.maxHeight = "";
+    tip.querySelectorAll("img").forEach(function (img) { img.style.maxHeight = ""; });
+    var below = window.innerHeight - r.bottom - GAP - MARGIN, above = r.top - GAP - MARGIN;
+    var onTop = tip.offsetHeight > below && above > below;
+    var room = Math.max(onTop ? above : below, 0);
+    var cap = Math.min(room, parseFloat(getComputedStyle(tip).maxHeight) || Infinity);
+    var img = tip.querySelector("img");
+    var overflow = tip.scrollHeight + tip.offsetHeight - tip.clientHeight - cap; // borders included
+    if (img && img.offsetHeight && overflow > 0) {
+      img.style.maxHeight = Math.max(Math.floor(img.offsetHeight - overflow - 1), 80) + "px";
+    }
+    if (tip.offsetHeight > room) { tip.style.maxHeight = room + "px"; }
     var w = tip.offsetWidth, h = tip.offsetHeight;
-    var left = Math.max(8, Math.min(r.left, width - 8 - w));
-    var below = window.innerHeight - r.bottom, above = r.top;
-    var top = (below < h + 8 && above > below) ? r.top - h - 6 : r.bottom + 6;
+    var left = Math.max(MARGIN, Math.min(r.left, width - MARGIN - w));
+    var top = onTop ? r.top - GAP - h : r.bottom + GAP;
     // Absolute within its positioned ancestor (or the page): viewport coordinates moved there.
     var holder = tip.offsetParent, origin = { left: -window.scrollX, top: -window.scrollY };
     if (holder && holder !== document.body && holder !== document.documentElement) {
-      var h = holder.getBoundingClientRect();
-      origin = { left: h.left - holder.scrollLeft, top: h.top - holder.scrollTop };
+      var box = holder.getBoundingClientRect();
+      origin = { left: box.left - holder.scrollLeft, top: box.top - holder.scrollTop };
     }
     tip.style.left = (left - origin.left) + "px";
     tip.style.top = (top - origin.top) + "px";
@@ -94,13 +110,21 @@
     hideTimer = window.setTimeout(hide, HIDE_DELAY);
   }
 
+  var showTimer = null;
+
   function setup(link) {
     link.addEventListener("pointerenter", function (event) {
       if (event.pointerType === "touch") { return; }
-      load().then(function () { if (link.matches(":hover")) { show(link); } });
+      load(); // fetched while the pointer rests
+      window.clearTimeout(showTimer);
+      showTimer = window.setTimeout(function () {
+        loading.then(function () { if (link.matches(":hover")) { show(link); } });
+      }, current ? 0 : SHOW_DELAY); // from one open preview to the next link: at once
     });
     link.addEventListener("pointerleave", function (event) {
-      if (event.pointerType !== "touch" && current === link) { hideSoon(); }
+      if (event.pointerType === "touch") { return; }
+      window.clearTimeout(showTimer);
+      if (current === link) { hideSoon(); }
     });
     link.addEventListener("focus", function () {
       if (lastPointer === "touch") { return; } // a tap: the click decides

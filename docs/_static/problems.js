@@ -22,6 +22,13 @@
 
   function AnswerError(message) { this.message = message; }
 
+  // The most characters of the reader's text a message repeats (ffnbook/problems.py's QUOTED_MAX).
+  var QUOTED_MAX = 20;
+  function quoted(text) {
+    var chars = Array.from(text);
+    return "'" + (chars.length <= QUOTED_MAX ? text : chars.slice(0, QUOTED_MAX - 1).join("") + "…") + "'";
+  }
+
   function unitWords(unit) {
     var words = unit ? unit.toLowerCase().split(/\s+/) : [];
     var all = words.slice();
@@ -38,7 +45,7 @@
     if (text.indexOf(",") >= 0) {
       throw new AnswerError("commas group thousands (1,200,000); a decimal point is a point (1.5)");
     }
-    throw new AnswerError("'" + text + "' is not a number");
+    throw new AnswerError(quoted(text) + " is not a number");
   }
 
   function superscriptDigits(text) {
@@ -75,7 +82,7 @@
         var factor = Object.prototype.hasOwnProperty.call(SCALES, word) ? SCALES[word]
           : WORDS.indexOf(word.toLowerCase()) >= 0 ? SCALES[word.toLowerCase()] : null;
         if (factor === null) {
-          throw new AnswerError("'" + word + "' is not a scale this page reads (k, M, B or billion, T, GB, GiB)");
+          throw new AnswerError(quoted(word) + " is not a scale this page reads (k, M, B or billion, T, GB, GiB)");
         }
         if (word === "B" && unit.toLowerCase() === "bytes") {
           throw new AnswerError("B alone could mean bytes or billions here: write 1.2e9, 1.2 billion or 1.2 GB");
@@ -117,6 +124,12 @@
     return String(Number(value.toPrecision(6)));
   }
 
+  /* A relative miss in percent with the precision it has: whole percents from 10 %, two
+     significant digits below (6,401 for 6,400 is 0.016 % too high, not 1 %). */
+  function percent(miss) {
+    return (miss >= 10 ? String(Math.round(miss)) : String(Number(miss.toPrecision(2)))) + "%";
+  }
+
   /* How far a wrong answer is, in words: a percentage within a factor of two, else the factor. */
   function distance(value, answer) {
     var high = Math.abs(value) > Math.abs(answer);
@@ -125,7 +138,7 @@
     }
     var ratio = Math.abs(value / answer);
     if (ratio < 2 && ratio > 0.5) {
-      return "is " + Math.max(1, Math.round(Math.abs(ratio - 1) * 100)) + "% too " + (high ? "high" : "low");
+      return "is " + percent(Math.abs(ratio - 1) * 100) + " too " + (high ? "high" : "low");
     }
     var factor = high ? ratio : 1 / ratio;
     return "is too " + (high ? "high" : "low") + ", by a factor of about " +
@@ -166,7 +179,9 @@
     });
   }
 
-  window.ffnProblems = { parse: parse, isWithin: isWithin, shown: shown, AnswerError: AnswerError };
+  window.ffnProblems = {
+    parse: parse, isWithin: isWithin, shown: shown, distance: distance, AnswerError: AnswerError
+  };
 
   function init() {
     document.querySelectorAll("form.ffn-problem-form").forEach(setup);

@@ -33,13 +33,25 @@
   }
 
   /* A tooltip opens below its term, starting at the term's left edge; near the right
-     edge of a narrow screen it moves left just enough to stay in view (8 px margin). */
+     edge of a narrow screen it moves left just enough to stay in view (8 px margin);
+     near the bottom of the screen it opens above the term, where there is more room. */
   function place(tip) {
     tip.style.left = "";
+    tip.classList.remove("ffn-tip-above");
     var box = tip.getBoundingClientRect(), room = document.documentElement.clientWidth - 8;
     var shift = Math.min(Math.max(box.right - room, 0), Math.max(box.left - 8, 0));
     if (shift > 0) { tip.style.left = (-shift) + "px"; }
+    var term = tip.parentElement.getBoundingClientRect();
+    if (box.bottom > window.innerHeight - 8 && term.top - 8 > window.innerHeight - term.bottom) {
+      tip.classList.add("ffn-tip-above");
+    }
   }
+
+  // ms the mouse rests on a term before its definition opens: crossing a term on the way
+  // elsewhere opens nothing (focus and a tap open at once; so does moving from one open
+  // definition to the next term).
+  var SHOW_DELAY = 300;
+  var showTimer = null;
 
   function setupTerm(term) {
     var link = term.querySelector("a");
@@ -64,8 +76,13 @@
       }
       tapOpened = false;
     });
-    term.addEventListener("mouseenter", show);
+    term.addEventListener("mouseenter", function () {
+      window.clearTimeout(showTimer);
+      var open = document.querySelector(".ffn-tip:not([hidden])");
+      showTimer = window.setTimeout(show, open ? 0 : SHOW_DELAY);
+    });
     term.addEventListener("mouseleave", function () {
+      window.clearTimeout(showTimer);
       if (document.activeElement !== link) { hide(); }
     });
     link.addEventListener("focus", show);

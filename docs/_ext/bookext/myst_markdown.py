@@ -38,7 +38,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from bookext import problem_text
-from bookext.quiz_order import option_order
+from bookext.quiz_order import correct_place, option_order
 
 #: Role content with an explicit title: ``shown <target>``.
 EXPLICIT = re.compile(r"(?s)(.*?)\s*<([^<>]+)>\s*$")
@@ -252,6 +252,7 @@ class Converter:
         self.headings = list(headings or [])
         self.heading_count = 0
         self.problem_count = 0
+        self.quiz_places: list[int] = []  # where each self-check so far shows its right option
         self.parser = myst_parser(tuple(sorted(extensions)))
 
     # --- inline -------------------------------------------------------------------------------
@@ -449,10 +450,12 @@ class Converter:
         options = data.get("options") or []
         # The page's order (bookext.quiz_order), so "(b)" names the same option in both.
         if all(isinstance(o, dict) for o in options):
-            options = [
-                options[i]
-                for i in option_order(str(data.get("question", "")), [str(o.get("text", "")) for o in options])
-            ]
+            correct = next((i for i, o in enumerate(options) if o.get("correct")), None)
+            texts = [str(o.get("text", "")) for o in options]
+            order = option_order(str(data.get("question", "")), texts, correct, self.quiz_places)
+            if correct is not None:
+                self.quiz_places.append(correct_place(order, correct))
+            options = [options[i] for i in order]
         letters = "abcdefghijklmnopqrstuvwxyz"
         lines = [f"**Self-check.** {self.inline(str(data.get('question', '')))}", ""]
         lines += [f"- ({letters[i]}) {self.inline(str(o.get('text', '')))}" for i, o in enumerate(options)]

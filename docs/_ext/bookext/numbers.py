@@ -13,6 +13,7 @@ writing ``{glue:text}``; the reader's notebooks format glued values the same way
 
 from __future__ import annotations
 
+import re
 from ast import literal_eval
 
 from docutils import nodes
@@ -66,7 +67,46 @@ class BookPasteTextRole(PasteTextRole):
         return [node], []
 
 
+# --- a number stays on one line with its unit and with the "=" before it -------------------------
+
+_UNIT_AFTER = re.compile(r"^\s+(?=[^\W\d_]|%)")  # a word or percent sign follows the number
+_RELATION_BEFORE = re.compile(r"([=≈×<>≤≥~])\s+$")
+
+
+def _replace(old: nodes.Text, text: str) -> None:
+    """Put a new text node in ``old``'s place, found by identity: text nodes are strings,
+    and docutils' ``replace`` would take the first equal one ("\\n" is in every paragraph)."""
+    parent = old.parent
+    index = next(i for i, child in enumerate(parent.children) if child is old)
+    parent[index] = nodes.Text(text)
+
+
+def bind_numbers_to_their_words(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """A glued number joined by no-break spaces to the word after it ("46.70 billion",
+    "2,099,712 parameters") and to a relation before it ("ε = 2.22e-16"): a line break
+    there leaves a number without its unit, or an "=" at a line's end."""
+    for number in list(doctree.findall(nodes.inline)):
+        if "pasted-text" not in number.get("classes", ()):
+            continue
+        siblings = number.parent.children
+        index = next(i for i, child in enumerate(siblings) if child is number)
+        after, following = (siblings[index + 1 : index + 3] + [None, None])[:2]
+        if isinstance(after, nodes.Text) and _UNIT_AFTER.match(after):
+            _replace(after, _UNIT_AFTER.sub("\u00a0", str(after), count=1))
+        elif (  # a soft line break of the source, a text node of its own, then the word
+            isinstance(after, nodes.Text)
+            and not str(after).strip()
+            and isinstance(following, nodes.Text)
+            and _UNIT_AFTER.match(" " + str(following))
+        ):
+            _replace(after, "\u00a0")
+        before = siblings[index - 1] if index else None
+        if isinstance(before, nodes.Text) and _RELATION_BEFORE.search(before):
+            _replace(before, _RELATION_BEFORE.sub("\\1\u00a0", str(before)))
+
+
 def setup(app: Sphinx) -> dict:
     app.setup_extension("myst_nb")
     app.add_role_to_domain("glue", "text", BookPasteTextRole(), override=True)
+    app.connect("doctree-resolved", bind_numbers_to_their_words)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

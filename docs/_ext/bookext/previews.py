@@ -83,11 +83,19 @@ def add_preview_files(app: Sphinx, pagename, templatename, context, doctree) -> 
 # --- the previews, from the finished pages ---------------------------------------------------------
 
 
+#: What a preview leaves out: heading anchors, scripts, glossary definitions (a term's own
+#: tooltip, whose text would be spliced into the sentence) and controls.
+LEFT_OUT = "a.headerlink, script, style, button, input, select, textarea, form, .ffn-tip"
+
+
 def _plain(fragment) -> None:
     """Make a copied fragment inert: no ids (they would repeat the page's), links as text,
-    no heading anchors, no scripts."""
-    for tag in fragment.select("a.headerlink, script, button, .ffn-tip"):
+    no heading anchors, scripts, controls or glossary tooltips; a glossary term is its
+    word alone."""
+    for tag in fragment.select(LEFT_OUT):
         tag.decompose()
+    for term in fragment.select(".ffn-term"):
+        term.unwrap()
     for link in fragment.find_all("a"):
         link.name = "span"
         link.attrs = {"class": link.get("class", [])} if link.get("class") else {}
@@ -109,6 +117,45 @@ def _images_from(fragment, target_page: str, page: str) -> None:
 
 def _text_length(tag) -> int:
     return len(" ".join(tag.get_text(" ").split()))
+
+
+def _clean_copy(tag, soup_factory):
+    """A copy of ``tag`` as a preview shows it (:func:`_plain`): its length is what a reader reads."""
+    copy = soup_factory(str(tag)).find(tag.name)
+    _plain(copy)
+    return copy
+
+
+def _opening(paragraph, limit: int, soup_factory):
+    """A long paragraph cut to its whole sentences within ``limit`` characters of text, then
+    an ellipsis. Formulas and other inline elements are kept whole or left out, never
+    flattened to their characters."""
+    from bs4 import NavigableString
+
+    kept, used = [], 0
+    for child in list(paragraph.contents):
+        text = " ".join(child.get_text(" ").split()) if not isinstance(child, NavigableString) else str(child)
+        if used + len(text) <= limit:
+            kept.append(child)
+            used += len(text)
+            continue
+        if isinstance(child, NavigableString):  # this text's sentences that still fit
+            room = str(child)[: limit - used]
+            end = room.rfind(". ")
+            if end >= 0:
+                kept.append(NavigableString(room[: end + 1]))
+        break
+    # End at the last sentence's full stop: drop what follows it.
+    while kept and not (isinstance(kept[-1], NavigableString) and kept[-1].rstrip().endswith(".")):
+        kept.pop()
+    out = soup_factory("<p></p>").p
+    if not kept:  # not one sentence fits: the words that do
+        words = " ".join(paragraph.get_text(" ").split())[:limit]
+        kept = [NavigableString(words.rsplit(" ", 1)[0])]
+    for piece in kept:
+        out.append(piece)
+    out.append(" …")
+    return out
 
 
 def preview_of(target, soup_factory):
@@ -138,13 +185,12 @@ def preview_of(target, soup_factory):
         box = soup_factory('<div class="ffn-preview-section"><p class="ffn-preview-heading"></p></div>').div
         if heading is not None:
             box.p.append(" ".join(heading.get_text(" ").split()).replace("#", "").strip())
-        first = next((p for p in target.find_all("p", recursive=False) if _text_length(p) > 40), None)
+        paragraphs = (_clean_copy(p, soup_factory) for p in target.find_all("p", recursive=False))
+        first = next((p for p in paragraphs if _text_length(p) > 40), None)
         if first is not None and _text_length(first) <= PARAGRAPH_MAX:
             box.append(first)
         elif first is not None:  # a long opening: its first sentences, up to the limit
-            text = " ".join(first.get_text(" ").split())
-            cut = text[:PARAGRAPH_MAX].rsplit(". ", 1)[0] + "."
-            box.append(soup_factory(f"<p>{cut} …</p>").p)
+            box.append(_opening(first, PARAGRAPH_MAX, soup_factory))
         return "section", box
     return None
 

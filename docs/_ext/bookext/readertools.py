@@ -29,7 +29,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from bookext.glossary_data import LEVELS, load_glossary
-from bookext.quiz_order import option_order
+from bookext.quiz_order import correct_place, option_order
 
 
 class html_element(nodes.TextElement):  # noqa: N801 - docutils node naming
@@ -156,7 +156,11 @@ class SelfCheckDirective(SphinxDirective):
         legend = element("legend", nodes.Text("Self-check"), class_="ffn-quiz-label")
         prompt = element("p", *question, class_="ffn-quiz-question", id=f"{quiz_id}-question")
         group = element("div", class_="ffn-options", role="radiogroup", aria_labelledby=f"{quiz_id}-question")
-        for i in option_order(data["question"], [option["text"] for option in options]):
+        correct = next(i for i, option in enumerate(options) if option.get("correct"))
+        taken = self.env.temp_data.setdefault("ffn-quiz-places", [])  # this page's, in order
+        order = option_order(data["question"], [option["text"] for option in options], correct, taken)
+        taken.append(correct_place(order, correct))
+        for i in order:
             option = options[i]
             option_id = f"{quiz_id}-{i}"
             text, more = self.parse_inline(option["text"])

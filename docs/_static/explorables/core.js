@@ -14,9 +14,9 @@
   F.ffnParams = (d, ff, bias, gated) =>
     (gated ? 3 : 2) * d * ff + (bias ? (gated ? 2 : 1) * ff + d : 0);
   // ffnbook.parameters.attention_param_count
-  F.attnParams = (d, h, kv, bias) => {
-    const dkv = kv * (d / h);
-    return 2 * d * d + 2 * d * dkv + (bias ? 2 * d + 2 * dkv : 0);
+  F.attnParams = (d, h, kv, bias, dh) => {
+    const dq = h * dh, dkv = kv * dh;
+    return 2 * d * dq + 2 * d * dkv + (bias ? dq + 2 * dkv + d : 0);
   };
   // ffnbook.model_parameters.mla_param_count
   F.mlaParams = (d, c) => {
@@ -38,6 +38,7 @@
     if (s.d_model != null) {
       const scale = (w) => Math.floor((2 * w * s.d_model + m.d) / (2 * m.d));
       v.d = s.d_model; v.ff = scale(m.ff); v.ffd = scale(m.ffd);
+      if (m.h * m.dh === m.d) v.dh = s.d_model / m.h; // heads that split d_model still do
     }
     if (s.vocab_size != null) v.V = s.vocab_size;
     if (s.n_kv_heads != null) v.kv = s.n_kv_heads;
@@ -53,7 +54,7 @@
   F.breakdown = (v, mla) => {
     const d = v.d, encdec = v.arch === "encoder-decoder";
     const cross = encdec ? v.L / 2 : 0;
-    const oneAttn = v.mla ? F.mlaParams(d, mla) : F.attnParams(d, v.h, v.kv, v.bias);
+    const oneAttn = v.mla ? F.mlaParams(d, mla) : F.attnParams(d, v.h, v.kv, v.bias, v.dh);
     const dense = (v.L - v.moeL) * F.ffnParams(d, v.ffd, v.bias, v.gated);
     const expert = F.ffnParams(d, v.ff, v.bias, v.gated);
     const b = {
@@ -78,7 +79,7 @@
     pct: (v) => (v == null ? "not computed" : (100 * v).toFixed(1) + "%"),
     x: (v) => (v == null ? "not computed" : +v.toPrecision(4) + "\u00d7"),
     ratio: (v) => String(+v.toFixed(4)),
-    b: (v) => (v / 1e9).toFixed(2) + " billion",
+    b: (v) => (v / 1e9).toFixed(2) + "\u00a0billion", // never "46.70" at a line's end and "billion" below
   };
   const esc = (t) => String(t).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   let serial = 0;

@@ -19,7 +19,7 @@
   F.width = (s) => {
     const d = s.d_model;
     const ff = s.gated ? F.llamaWidth(d, s.multiple_of, s.ratio / 4) : F.round(s.ratio * d);
-    const ffn = F.ffnParams(d, ff, s.bias, s.gated), att = F.attnParams(d, 1, 1, s.bias);
+    const ffn = F.ffnParams(d, ff, s.bias, s.gated), att = F.attnParams(d, 1, 1, s.bias, d);
     return { d_ff: ff, d_ff_over_d_model: ff / d, ffn_params: ffn, attention_params: att,
       ffn_share: ffn / (ffn + att), ffn_in_d2: ffn / (d * d) };
   };
