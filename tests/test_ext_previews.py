@@ -182,3 +182,26 @@ def test_a_referring_page_is_worked_out_again_when_its_links_change_not_its_text
     write_previews(app, None)
     assert _pages_of(parsed) == ["refs"]  # no page refers to it
     assert "index.html" not in previews(app, "refs") and "index.html#fig-wide" in previews(app, "refs")
+
+
+def test_a_target_previewed_twice_gives_the_same_preview_and_stays_in_its_page():
+    """Every page that refers to a definition or a citation shows its preview: the target
+    page is parsed once for all of them, so making a preview must not take the target's
+    paragraphs out of it (the second referrer then showed the definition's next paragraph)."""
+    from bookext.previews import preview_of
+
+    page = BeautifulSoup(
+        '<dl><dt id="f">f(x)</dt><dd><p>What f does.</p><p><strong>x</strong> – its input.</p></dd></dl>'
+        '<div class="citation" id="c"><span class="label">[1]</span><p>Author, Title, 2020.</p></div>',
+        "html.parser",
+    )
+    before = str(page)
+
+    def soup(markup: str) -> BeautifulSoup:
+        return BeautifulSoup(markup, "html.parser")
+
+    for target, kind, text in (("f", "definition", "What f does."), ("c", "citation", "Author, Title, 2020.")):
+        first, second = (preview_of(page.find(id=target), soup) for _ in (1, 2))
+        assert first[0] == second[0] == kind
+        assert str(first[1]) == str(second[1]) and text in str(second[1])
+    assert str(page) == before

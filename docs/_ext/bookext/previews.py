@@ -24,6 +24,7 @@ the first tap shows the preview and a second tap follows the link; Escape closes
 
 from __future__ import annotations
 
+import copy
 import json
 import posixpath
 import re
@@ -174,7 +175,7 @@ def preview_of(target, soup_factory):
         entry = soup_factory('<div class="ffn-preview-citation"></div>').div
         for part in target.find_all(["p", "span"], recursive=False):
             if "label" not in part.get("class", []):
-                entry.append(part)
+                entry.append(copy.copy(part))
         return "citation", entry
     if target.name == "dt":
         definition = target.find_next_sibling("dd")
@@ -182,7 +183,7 @@ def preview_of(target, soup_factory):
         box.p.append(" ".join(target.get_text(" ").split()).replace(" ( ", "(").replace(" )", ")"))
         first = definition.find("p") if definition is not None else None
         if first is not None:
-            box.append(first)
+            box.append(copy.copy(first))  # a copy: the page's parse is shared by its referrers
         return "definition", box
     if target.name == "section":
         heading = target.find(re.compile(r"^h[1-6]$"))
