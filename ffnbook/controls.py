@@ -17,6 +17,8 @@ trained-FFN experiments are compared with:
 * **the interaction-free part of any predictor**: the least-squares
   additive part of its scores over all pairs (:func:`additive_part`), and
   its recall (:func:`grid_recall`);
+* **linear probes**: an affine map fitted to read classes from vectors
+  (:func:`fit_linear_probe`);
 * **counts with intervals**: recall as ``k`` of ``n`` with an exact
   (Clopper–Pearson) binomial interval, and the one-sided binomial test of
   "no better than chance" (:func:`binomial_summary`);
@@ -157,6 +159,51 @@ def fit_additive_baselines(worlds: Sequence[FactWorld], train_facts: Sequence, *
         n_s, n_r = world.n_subjects, world.n_relations
         fits.append(AdditiveBaseline(w[:n_s], w[n_s: n_s + n_r], w[-1], penalty))
     return fits
+
+
+#: The ridge penalty of :func:`fit_linear_probe`, per example: small, to keep the fit unique when the
+#: features are dependent (a layer norm's output sums to zero), not to shrink it.
+PROBE_PENALTY = 1e-3
+
+
+class LinearProbe(NamedTuple):
+    """An affine map from feature vectors to class scores, fitted by :func:`fit_linear_probe`."""
+
+    weights: np.ndarray  #: the weights, shape (n_features + 1, n_classes), the last row the bias
+    penalty: float
+
+    def predict(self, features) -> np.ndarray:
+        """The highest-scoring class of each row of ``features`` ``(n, n_features)``."""
+        x = as_float_array(features, "features", finite=True).astype(np.float64)
+        if x.ndim != 2 or x.shape[1] != len(self.weights) - 1:
+            raise ValueError(f"features must have shape (n, {len(self.weights) - 1}), got {x.shape}")
+        return np.argmax(x @ self.weights[:-1] + self.weights[-1], axis=1)
+
+
+def fit_linear_probe(features, labels, n_classes: int, *, penalty: float = PROBE_PENALTY) -> LinearProbe:
+    """A linear probe: the least-squares affine map from ``features`` ``(n, d)`` onto one-hot class ``labels``.
+
+    ``[x, 1] W`` with ``W`` minimising the squared distance to the one-hot
+    rows plus ``penalty · n`` times the squared weights (ridge regression,
+    solved in closed form); a row's class is its highest score. It asks
+    whether the classes can be read from the features by an affine map,
+    where a fixed read-out (such as a model's unembedding) may not find them.
+
+    >>> x = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
+    >>> fit_linear_probe(x, [0, 0, 1, 1], 2).predict([[0.8, 0.3], [0.2, 0.7]]).tolist()
+    [0, 1]
+    """
+    x = as_float_array(features, "features", finite=True).astype(np.float64)
+    n_classes = require_positive_int(n_classes, "n_classes")
+    labels = as_index_array(labels, "labels", ndim=1, high=n_classes, what="class ids")
+    penalty = require_number(penalty, "penalty", low=0, low_open=True)
+    if x.ndim != 2 or len(x) != len(labels) or len(x) == 0:
+        raise ValueError(f"features (n, d) and labels (n,) must agree and hold at least one row, got {x.shape} "
+                         f"and {labels.shape}")
+    design = np.hstack([x, np.ones((len(x), 1))])
+    targets = np.eye(n_classes)[labels]
+    gram = design.T @ design + penalty * len(x) * np.eye(design.shape[1])
+    return LinearProbe(np.linalg.solve(gram, design.T @ targets), float(penalty))
 
 
 def fit_additive_baseline(world: FactWorld, train_facts, *, penalty: float = BASELINE_PENALTY) -> AdditiveBaseline:

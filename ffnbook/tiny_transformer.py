@@ -517,14 +517,14 @@ def check_transformer(model, name: str = "model") -> TinyTransformer:
     return model
 
 
-def check_prompts(prompts, model: TinyTransformer | None = None) -> Prompts:
-    """``prompts`` if they are :class:`~ffnbook.facts.Prompts` (of ``model``'s length, if given), else raise."""
+def check_prompts(prompts, model: TinyTransformer | None = None, name: str = "prompts") -> Prompts:
+    """``prompts`` if they are :class:`~ffnbook.facts.Prompts` (of ``model``'s length, if given), else raise naming ``name``."""
     if not isinstance(prompts, Prompts):
-        raise TypeError(f"prompts must be Prompts from ffnbook.facts (make_prompts, fact_prompts), got {describe(prompts)}")
+        raise TypeError(f"{name} must be Prompts from ffnbook.facts (make_prompts, fact_prompts), got {describe(prompts)}")
     if model is not None:
         check_transformer(model)
     if model is not None and np.asarray(prompts.tokens).shape[1:] != (model.config.seq_len,):
-        raise ValueError(f"prompts must have {model.config.seq_len} tokens each, as the model, got "
+        raise ValueError(f"{name} must have {model.config.seq_len} tokens each, as the model, got "
                          f"shape {np.asarray(prompts.tokens).shape}")
     return prompts
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -396,7 +397,57 @@ def ffn_against_affine(model: TinyTransformer, world: FactWorld, prompts: Prompt
                             float(affine_right.mean()) if n else float("nan"), 1.0 - residual / total)
 
 
-def knowledge_bits(model: TinyTransformer, world: FactWorld, facts, *, n_contexts: int = 2, seed: int = 0) -> float:
+class ProbeReading(NamedTuple):
+    """What a linear probe reads from an FFN's input at ``→``, on fresh prompts."""
+
+    recall: float  #: share of the fresh prompts whose answer it names
+    where_lens_wrong: float  #: the same share on the prompts whose logit lens before the FFN names a wrong object
+
+
+def probe_ffn_input(model: TinyTransformer, world: FactWorld, train_prompts: Prompts, test_prompts: Prompts,
+                    block: int, *, shuffle_seed: int | None = None) -> ProbeReading:
+    """Can the answer be read from an FFN's input by an affine map? A linear probe, fitted and tested apart.
+
+    The FFN's input at ``→`` (the normalised residual stream) of
+    ``train_prompts`` is the probe's training set
+    (:func:`ffnbook.controls.fit_linear_probe`, to each prompt's object);
+    it is scored on ``test_prompts``, the same facts in fresh filler. With
+    ``shuffle_seed``, every fact's object is replaced by another training
+    fact's (one permutation of the objects over the facts, the same for both
+    sets of prompts): a *control task* in Hewitt and Liang's sense, whose
+    labels the input cannot hold, so the probe's score on it is what it gets
+    by memorising which prompts belong together. A probe that names the real
+    answers far more often than the shuffled ones reads the answer from the
+    vector, not only the fact's identity.
+    """
+    from .controls import fit_linear_probe
+
+    check_world(world)
+    for prompts, label in ((train_prompts, "train_prompts"), (test_prompts, "test_prompts")):
+        check_prompts(prompts, check_transformer(model), label)
+    block = _block(model, block)
+    objects = world.objects.copy()
+    if shuffle_seed is not None:
+        seen = np.unique(train_prompts.facts, axis=0)
+        shuffled = np.random.default_rng(require_seed(shuffle_seed, "shuffle_seed")).permutation(len(seen))
+        objects[seen[:, 0], seen[:, 1]] = world.objects[seen[shuffled, 0], seen[shuffled, 1]]
+
+    def inputs_and_lens(prompts):
+        with torch.no_grad():
+            trace = model.trace(prompts.tokens)
+        stream = (trace.block_inputs[block] + trace.attention_outputs[block])[:, -1, :].double()
+        lens = guessed_objects(layer_norm(stream) @ model.unembed.weight.double().T, world)
+        return trace.ffn_inputs[block][:, -1, :].double().numpy(), lens
+
+    x, _ = inputs_and_lens(train_prompts)
+    probe = fit_linear_probe(x, objects[train_prompts.facts[:, 0], train_prompts.facts[:, 1]], world.n_objects)
+    x_test, lens = inputs_and_lens(test_prompts)
+    right = probe.predict(x_test) == objects[test_prompts.facts[:, 0], test_prompts.facts[:, 1]]
+    wrong = lens != test_prompts.answers
+    return ProbeReading(float(right.mean()), float(right[wrong].mean()) if wrong.any() else float("nan"))
+
+
+def bits_held(model: TinyTransformer, world: FactWorld, facts, *, n_contexts: int = 2, seed: int = 0) -> float:
     """How many bits the model holds about the objects of ``facts``: ``Σ (log2 n_objects − cross-entropy in bits)``.
 
     Each fact's object was drawn uniformly from ``n_objects``, so naming it
@@ -1244,7 +1295,7 @@ def capacity_sweep(widths: Sequence[int], n_subjects: Sequence[int], *, n_relati
     "n_facts", "seed", "recall", "history", "bits", "parameters"}``:
     ``recall`` on fresh prompts at the end (``history`` has it at every
     record, for smaller budgets), ``bits`` what the final model holds about
-    its facts (:func:`knowledge_bits`), ``parameters`` its trainable
+    its facts (:func:`bits_held`), ``parameters`` its trainable
     parameters (without FFN for width 0).
     """
     from .tiny_transformer import Replica, parameter_count, train_replicas
@@ -1270,8 +1321,41 @@ def capacity_sweep(widths: Sequence[int], n_subjects: Sequence[int], *, n_relati
             world = replica.world
             rows.append({"d_ff": replica.d_ff, "n_facts": world.n_facts, "seed": replica.seed,
                          "recall": result.history["recall"][-1], "history": result.history,
-                         "bits": knowledge_bits(result.model, world, world.all_facts(), seed=replica.seed),
+                         "bits": bits_held(result.model, world, world.all_facts(), seed=replica.seed),
                          "parameters": parameter_count(result.model.config, ffn=replica.d_ff > 0)})
+    return rows
+
+
+def capacity_matched_controls(widths: Sequence[int], n_subjects: int, *, n_relations: int, n_objects: int,
+                              d_model: int, n_heads: int, n_blocks: int, seq_len: int, train_config: TrainConfig,
+                              seeds: Sequence[int] = (0,)) -> list[dict]:
+    """For each FFN width of :func:`capacity_sweep`, models without FFN as large: the parameter-matched controls.
+
+    For every width ``w > 0`` and seed, a model without FFN whose residual
+    stream is widened (:func:`~ffnbook.tiny_transformer.matched_width_without_ffn`)
+    until it has as many trainable parameters as the sweep's model of width
+    ``w``, trained on the same world with the same ``train_config``. If the
+    FFN's units helped only by adding parameters, these would recall as
+    much. Rows: ``{"matched_to", "d_model", "n_facts", "seed", "recall",
+    "history", "parameters"}``.
+    """
+    from .tiny_transformer import Replica, matched_width_without_ffn, parameter_count, train_replicas
+
+    widths = require_sequence(widths, "widths", item=lambda w, label: require_positive_int(w, label, maximum=4096))
+    n_subjects = require_positive_int(n_subjects, "n_subjects", maximum=4096)
+    seeds = require_sequence(seeds, "seeds", item=lambda v, label: require_seed(v, label))
+    require_instance(train_config, "train_config", TrainConfig)
+    worlds = [make_world(n_subjects, n_relations, n_objects, seed=seed) for seed in seeds]
+    rows = []
+    for width in widths:
+        with_ffn = ModelConfig(vocab_size=worlds[0].vocab_size, seq_len=seq_len, d_model=d_model, n_heads=n_heads,
+                               d_ff=width, n_blocks=n_blocks)
+        matched = replace(with_ffn, d_model=matched_width_without_ffn(with_ffn))
+        replicas = [Replica(w, w.all_facts(), seed, None, 0) for w, seed in zip(worlds, seeds)]
+        for replica, result in zip(replicas, train_replicas(replicas, matched, train_config)):
+            rows.append({"matched_to": width, "d_model": matched.d_model, "n_facts": replica.world.n_facts,
+                         "seed": replica.seed, "recall": result.history["recall"][-1], "history": result.history,
+                         "parameters": parameter_count(matched, ffn=False)})
     return rows
 
 

@@ -855,6 +855,7 @@ CASES: dict[str, Case] = {
             "position_table": COUNT.optional(),
             "context_length": SIZE.optional(),
             "attention_window": SIZE.optional(),
+            "window_layers": SIZE.optional(),
             **dict.fromkeys(
                 ("ffn_bias", "vocab_size_exact", "tied_embeddings", "pooler", "attention_window_known"), FLAG
             ),
@@ -1076,7 +1077,9 @@ CASES: dict[str, Case] = {
         why="name: the caller's name for the argument",
     ),
     "ffnbook.tiny_transformer.check_prompts": Case(
-        lambda: dict(prompts=_prompts(), model=_transformer()), kinds={"model": Obj("TinyTransformer").optional()}
+        lambda: dict(prompts=_prompts(), model=_transformer()),
+        kinds={"model": Obj("TinyTransformer").optional(), "name": None},
+        why="name: the caller's name for the argument",
     ),
     "ffnbook.tiny_transformer.deterministic_torch": Case(lambda: dict(seed=0)),
     "ffnbook.tiny_transformer.use_deterministic_torch": Case(),
@@ -1175,7 +1178,31 @@ CASES: dict[str, Case] = {
         lambda: dict(model=_transformer(), world=_world(), prompts=_prompts(), block=1),
         kinds={"model": Obj("TinyTransformer")},
     ),
-    "ffnbook.trained_ffn.knowledge_bits": Case(
+    "ffnbook.trained_ffn.probe_ffn_input": Case(
+        lambda: dict(model=_transformer(), world=_world(), train_prompts=_prompts(), test_prompts=_prompts(), block=1),
+        kinds={
+            "model": Obj("TinyTransformer"),
+            "train_prompts": Obj("Prompts"),
+            "test_prompts": Obj("Prompts"),
+            "shuffle_seed": SEED.optional(),
+        },
+    ),
+    "ffnbook.trained_ffn.capacity_matched_controls": Case(
+        lambda: dict(
+            widths=(4,),
+            n_subjects=2,
+            n_relations=2,
+            n_objects=3,
+            d_model=4,
+            n_heads=2,
+            n_blocks=1,
+            seq_len=4,
+            train_config=_train_config(),
+        ),
+        kinds={"widths": SeqOf(SIZE), "seeds": SeqOf(SEED)},
+        seconds=60,
+    ),
+    "ffnbook.trained_ffn.bits_held": Case(
         lambda: dict(model=_transformer(), world=_world(), facts=_world().all_facts()),
         kinds={"model": Obj("TinyTransformer")},
     ),
@@ -1317,6 +1344,17 @@ CASES: dict[str, Case] = {
     "ffnbook.controls.binomial_power": Case(
         lambda: dict(n=20, chance=0.25, true_rate=0.5),
         kinds={name: Number(0, 1, low_open=True, high_open=True) for name in ("chance", "true_rate", "alpha")},
+    ),
+    "ffnbook.controls.fit_linear_probe": Case(
+        lambda: dict(features=_x(6, 3), labels=[0, 1, 2, 0, 1, 2], n_classes=3),
+        kinds={"features": FREE_ARRAY, "labels": IndexArray(), "n_classes": SIZE, "penalty": POSITIVE},
+    ),
+    "ffnbook.controls.LinearProbe.predict": Case(
+        lambda: dict(features=_x(2, 3)),
+        kinds={"features": Array()},
+        target=lambda: (
+            __import__("ffnbook.controls", fromlist=["x"]).fit_linear_probe(_x(6, 3), [0, 1, 2, 0, 1, 2], 3).predict
+        ),
     ),
     "ffnbook.controls.additive_part": Case(lambda: dict(scores=_x(2, 3, 4)), kinds={"scores": FREE_ARRAY}),
     "ffnbook.controls.grid_recall": Case(

@@ -21,6 +21,7 @@ from math import comb, erf, sqrt
 import pytest
 from sitecheck import glued, soup_of
 
+from ffnbook import capacity
 from ffnbook.models import get_model
 from ffnbook.problems import EXACT, ROUNDED, TOLERANCES
 
@@ -217,10 +218,12 @@ ANSWERS = {
             / glued(site, "trained-ffn", "tr_cap_wide")
         ),
     ),
-    "tr_pr_bits": (  # the world's bits at two bits per parameter (Allen-Zhu and Li's capacity)
+    "tr_pr_bits": (  # the world's bits over Allen-Zhu and Li's bits per parameter (ffnbook.capacity's constant)
         "trained-ffn",
         lambda site: (
-            glued(site, "trained-ffn", "tr_cap_facts") * math.log2(glued(site, "trained-ffn", "tr_cap_objects")) / 2
+            glued(site, "trained-ffn", "tr_cap_facts")
+            * math.log2(glued(site, "trained-ffn", "tr_cap_objects"))
+            / capacity.BITS_PER_PARAMETER
         ),
     ),
 }

@@ -50,6 +50,12 @@ def test_a_chained_comparison_records_each_link_and_stops_where_python_stops():
     assert [a["failed"] for a in recorder.asserts.values()] == [1, 1]
 
 
+def test_a_comprehension_s_filter_is_not_a_claim():
+    recorder = run("values = [0.9, 0.4, 0.7]\nassert all(v > 0.3 for i, v in enumerate(values) if i < 2)\n")
+    assert list(recorder.compares) == ["cell 0, line 2 #1"]  # v > 0.3 only; i < 2 is false once, and no failure
+    assert recorder.compares["cell 0, line 2 #1"]["count"] == 2 and not recorder.compares["cell 0, line 2 #1"]["failed"]
+
+
 def test_non_numeric_comparisons_count_without_a_margin():
     recorder = run("assert [1, 2] == [1, 2]\nassert 'a' in 'abc'\n")
     assert all("margin" not in e and e["failed"] == 0 for e in recorder.compares.values())

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from ffnbook import facts, memory
+from ffnbook import controls, facts, memory
 from ffnbook import tiny_transformer as tt
 from ffnbook import trained_ffn as tf
 from ffnbook.plotting import BookFigure
@@ -364,16 +364,15 @@ def test_influence_of_the_ffn_is_diagonal_and_attention_is_causal(model, prompts
 # --- capacity and figures -----------------------------------------------------------------------
 
 
+# The shape of the tiny worlds and models the capacity sweeps are tested on.
+TINY_SWEEP = dict(n_relations=3, n_objects=4, d_model=8, n_heads=2, n_blocks=1, seq_len=4)
+
+
 def test_capacity_sweep_rows_and_table():
     rows = tf.capacity_sweep(
         (0, 4, 8),
         (2,),
-        n_relations=3,
-        n_objects=4,
-        d_model=8,
-        n_heads=2,
-        n_blocks=1,
-        seq_len=4,
+        **TINY_SWEEP,
         train_config=tt.TrainConfig(steps=5, batch_size=8, eval_every=5),
         seeds=(0, 1),
     )
@@ -562,11 +561,11 @@ def test_ffn_against_affine_counts_the_prompts_the_stream_gets_wrong(model, worl
     assert 0.0 <= result.affine <= 1.0 and 0.0 <= result.ffn <= 1.0 and result.r2 < 1.0
 
 
-def test_knowledge_bits_are_the_cross_entropy_saved_against_a_uniform_guess(model, world):
+def test_bits_held_are_the_cross_entropy_saved_against_a_uniform_guess(model, world):
     from scipy.special import logsumexp
 
     chosen = world.all_facts()[:6]
-    bits = tf.knowledge_bits(model, world, chosen, n_contexts=2, seed=1)
+    bits = tf.bits_held(model, world, chosen, n_contexts=2, seed=1)
     prompts = facts.fact_prompts(world, chosen, 2, SEQ_LEN, seed=1)
     scores = tt.answer_logits(model, prompts).double().numpy()[:, world.object_tokens()]
     right = scores[np.arange(len(scores)), world.answers(prompts.facts)]
@@ -577,7 +576,7 @@ def test_knowledge_bits_are_the_cross_entropy_saved_against_a_uniform_guess(mode
 def test_a_model_that_knows_nothing_holds_zero_bits(model, world):
     with torch.no_grad():
         model.unembed.weight.zero_()  # every object scores the same
-    assert tf.knowledge_bits(model, world, world.all_facts(), n_contexts=1) == pytest.approx(0.0, abs=1e-9)
+    assert tf.bits_held(model, world, world.all_facts(), n_contexts=1) == pytest.approx(0.0, abs=1e-9)
 
 
 def test_capacity_table_reads_a_recorded_step_and_gives_intervals():
@@ -632,3 +631,68 @@ def test_a_unit_driven_by_most_facts_is_not_polysemantic():
     [broad_reading] = tf.read_neurons(broad, facts_, answers, scores, np.arange(5))
     [selective_reading] = tf.read_neurons(selective, facts_, answers, scores, np.arange(5))
     assert broad_reading.kind == "distributed" and selective_reading.kind == "polysemantic"
+
+
+def test_a_probe_reads_what_its_input_holds_and_not_a_shuffled_answer(world):
+    """On a model whose FFN input at → is a one-hot code of the fact, a probe names every answer;
+    on the control task (answers shuffled among the facts) it names them too, since it can memorise
+    a one-hot code: the control task measures exactly that capacity."""
+    torch.manual_seed(0)
+    config = tt.ModelConfig(vocab_size=world.vocab_size, seq_len=SEQ_LEN, d_model=16, n_heads=2, d_ff=24, n_blocks=2)
+    model = tt.TinyTransformer(config).eval()
+    train = facts.fact_prompts(world, world.all_facts(), 3, SEQ_LEN, seed=1)
+    fresh = facts.fact_prompts(world, world.all_facts(), 2, SEQ_LEN, seed=2)
+    reading = tf.probe_ffn_input(model, world, train, fresh, 1)
+    with torch.no_grad():
+        x = model.trace(train.tokens).ffn_inputs[1][:, -1].double().numpy()
+        x_fresh = model.trace(fresh.tokens).ffn_inputs[1][:, -1].double().numpy()
+    design = np.hstack([x, np.ones((len(x), 1))])  # the probe by hand: ridge onto one-hot answers
+    targets = np.eye(world.n_objects)[world.answers(train.facts)]
+    w = np.linalg.solve(design.T @ design + 1e-3 * len(x) * np.eye(design.shape[1]), design.T @ targets)
+    right = (np.hstack([x_fresh, np.ones((len(x_fresh), 1))]) @ w).argmax(axis=1) == world.answers(fresh.facts)
+    assert reading.recall == pytest.approx(right.mean())
+    assert 0.0 <= reading.where_lens_wrong <= 1.0
+    shuffled = tf.probe_ffn_input(model, world, train, fresh, 1, shuffle_seed=3)
+    assert 0.0 <= shuffled.recall <= 1.0 and shuffled != reading
+
+
+def test_the_control_task_permutes_the_objects_among_the_probed_facts(world):
+    torch.manual_seed(0)
+    config = tt.ModelConfig(vocab_size=world.vocab_size, seq_len=SEQ_LEN, d_model=16, n_heads=2, d_ff=24, n_blocks=1)
+    model = tt.TinyTransformer(config).eval()
+    prompts = facts.fact_prompts(world, world.all_facts(), 4, SEQ_LEN, seed=1)
+    # Trained and scored on the same prompts, a probe on a (random, untrained) input that tells the facts apart
+    # fits the real and the shuffled answers alike: what it reads is memorised, on either task.
+    real = tf.probe_ffn_input(model, world, prompts, prompts, 0)
+    shuffled = tf.probe_ffn_input(model, world, prompts, prompts, 0, shuffle_seed=0)
+    assert abs(real.recall - shuffled.recall) < 0.35
+
+
+def test_fit_linear_probe_is_the_ridge_solution():
+    rng = np.random.default_rng(0)
+    x, labels = rng.standard_normal((40, 5)), rng.integers(0, 3, 40)
+    probe = controls.fit_linear_probe(x, labels, 3, penalty=0.1)
+    design = np.hstack([x, np.ones((40, 1))])
+    gradient = design.T @ (design @ probe.weights - np.eye(3)[labels]) + 0.1 * 40 * probe.weights
+    assert np.abs(gradient).max() < 1e-9  # the normal equations of ridge regression hold
+    assert probe.predict(x).tolist() == (design @ probe.weights).argmax(axis=1).tolist()
+    with pytest.raises(ValueError, match="labels"):
+        controls.fit_linear_probe(x, labels[:-1], 3)
+
+
+def test_capacity_matched_controls_are_as_large_as_each_width_and_train_on_its_worlds():
+    rows = tf.capacity_matched_controls(
+        (4, 16),
+        2,
+        **TINY_SWEEP,
+        train_config=tt.TrainConfig(steps=2, batch_size=4, eval_every=2),
+        seeds=(0, 1),
+    )
+    assert [(r["matched_to"], r["seed"], r["n_facts"]) for r in rows] == [(w, s, 6) for w in (4, 16) for s in (0, 1)]
+    vocab = facts.make_world(2, 3, 4, seed=0).vocab_size
+    for r in rows:
+        with_ffn = tt.ModelConfig(vocab_size=vocab, seq_len=4, d_model=8, n_heads=2, d_ff=r["matched_to"], n_blocks=1)
+        wide = replace(with_ffn, d_model=r["d_model"])
+        assert r["parameters"] == tt.parameter_count(wide, ffn=False) >= tt.parameter_count(with_ffn)
+        assert tt.parameter_count(replace(wide, d_model=r["d_model"] - 2), ffn=False) < tt.parameter_count(with_ffn)
+        assert r["history"]["step"] == [0, 2] and 0.0 <= r["recall"] <= 1.0

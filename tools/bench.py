@@ -345,7 +345,7 @@ def print_training(result: dict) -> None:
     )
 
 
-def main() -> None:
+def parse_arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--module", default="ffnbook/moe.py", help="leaf module for the leaf edit")
@@ -368,7 +368,11 @@ def main() -> None:
     # Internal: the parts that run in a fresh process of their own.
     parser.add_argument("--training-json", type=int, metavar="STEPS", help=argparse.SUPPRESS)
     parser.add_argument("--run-pages", nargs="+", metavar="PAGE", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_arguments()
     if args.training_json:
         print(json.dumps(measure_training(args.training_json)))
         return
@@ -401,6 +405,12 @@ def main() -> None:
             results["c"].append(one_process_limit(work))
         if args.scratch_kernels and not args.incremental_only:
             results["a0"].append(clean(project, work / "scratch", "-D", "ffnbook_kernel_preload="))
+    print_report(args, results, leaf_pages)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def print_report(args: argparse.Namespace, results: dict[str, list[float]], leaf_pages: set[str]) -> None:
+    """Medians of every measured build, with the targets the issue set."""
     med = {k: statistics.median(v) for k, v in results.items()}
 
     def row(label, key, target=""):
@@ -434,7 +444,6 @@ def main() -> None:
         print(f"\na/b = {med['a'] / med['b']:.2f}   (target <= 0.5)")
         print(f"a/c = {med['a'] / med['c']:.2f}   (target <= 1.5)")
         print_training(training_throughput(args.training_steps))
-    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

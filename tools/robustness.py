@@ -82,6 +82,14 @@ class _Instrument(ast.NodeTransformer):
         )
         return ast.copy_location(ast.Expr(call), node)
 
+    def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
+        """A comprehension's ``if`` filters pick the items a claim is about; they are not claims."""
+        node.target, node.iter = self.visit(node.target), self.visit(node.iter)
+        inside, self.in_assert = self.in_assert, None
+        node.ifs = [self.visit(condition) for condition in node.ifs]
+        self.in_assert = inside
+        return node
+
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         node = self.generic_visit(node)
         if self.in_assert is None:
