@@ -123,6 +123,24 @@ def quiet_tiny_book(tiny_book):
 
 
 @pytest.fixture
+def calls(monkeypatch):
+    """``calls(owner, "name")``: the list of the arguments of each call of ``owner.name`` (a
+    module's function, a class's method) from then on; the calls still happen."""
+
+    def record(owner, name: str) -> list[tuple]:
+        made, plain = [], getattr(owner, name)
+
+        def counted(*args):
+            made.append(args)
+            return plain(*args)
+
+        monkeypatch.setattr(owner, name, counted)
+        return made
+
+    return record
+
+
+@pytest.fixture
 def small_params() -> ffnbook.FFNParams:
     return ffnbook.init_ffn_params(16, 64, seed=3)
 

@@ -18,6 +18,7 @@ EVENT_ORDER = [
     "doctree-read",
     "env-merge-info",
     "env-updated",
+    "env-get-updated",
     "write-started",
     "doctree-resolved",
     "html-page-context",

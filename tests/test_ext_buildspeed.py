@@ -48,3 +48,33 @@ def test_worker_processes_only_above_five_pages(jobs, pages, expected):
     app = FakeApp(jobs)
     buildspeed.one_process_for_few_pages(app, None, [f"page{i}" for i in range(pages)])
     assert app.parallel == expected
+
+
+def test_figures_are_numbered_again_only_after_a_page_was_read(make_app, rootdir, tmp_path, calls):
+    """Sphinx numbers the figures by walking every page's doctree; a rebuild that read no page
+    keeps the numbers it saved, and one that read a page numbers them again."""
+    import shutil
+
+    from sphinx.environment.collectors.toctree import TocTreeCollector
+
+    srcdir = tmp_path / "previews"
+    shutil.copytree(rootdir / "test-previews", srcdir)
+    walks = calls(TocTreeCollector, "assign_figure_numbers")
+    extensions = ["myst_parser", "bookext.previews", "bookext.buildspeed"]
+
+    def build():
+        app = make_app("html", srcdir=srcdir, confoverrides={"extensions": extensions})
+        app.build()
+        return app
+
+    first = build()
+    assert len(walks) == 1 and first.env.toc_fignumbers["index"]["figure"] == {"fig-wide": (1,)}
+    again = build()  # nothing changed
+    assert len(walks) == 1 and again.env.toc_fignumbers == first.env.toc_fignumbers
+    page = srcdir / "index.md"
+    figure = "```{figure} figure.svg\n:name: fig-new\n:alt: A bar.\n\nA new first figure.\n```\n\n"
+    page.write_text(page.read_text().replace("(sec-shapes)=", figure + "(sec-shapes)="))
+    edited = build()
+    assert len(walks) == 2
+    assert edited.env.toc_fignumbers["index"]["figure"] == {"fig-new": (1,), "fig-wide": (2,)}
+    assert "Fig. 2" in (edited.outdir / "index.html").read_text(encoding="utf-8")

@@ -69,8 +69,9 @@ def test_a_page_with_formulas_carries_the_font_and_any_other_names_its_file():
 
 
 class FakeApp:
-    def __init__(self, outdir):
+    def __init__(self, outdir, doctreedir=None):
         self.outdir = outdir
+        self.doctreedir = doctreedir or outdir / ".doctrees"
         self.builder = type("B", (), {"format": "html"})()
 
 
@@ -82,6 +83,26 @@ def test_a_formula_with_a_character_the_font_lacks_fails_the_build_naming_it(tmp
         mathfont.check_font_covers_the_book(FakeApp(tmp_path), None)
     message = str(failure.value)
     assert "U+2135" in message and "page.html" in message and "tools/math_font.py" in message
+
+
+def test_a_rebuild_reads_only_formulas_that_changed_and_still_fails_on_a_new_character(tmp_path, calls):
+    site = tmp_path / "html"
+    site.mkdir()
+    (site / "a.html").write_text("<p><math><mi>x</mi><mo>+</mo><mn>1</mn></math></p>")
+    (site / "b.html").write_text("<p>Text. <math><msqrt><mi>y</mi></msqrt></math></p>")
+    app = FakeApp(site, tmp_path / "doctrees")
+    mathfont.check_font_covers_the_book(app, None)
+    worked_out, font_read = calls(mathfont, "formulas_needs"), calls(mathfont, "font_characters")
+    mathfont.check_font_covers_the_book(app, None)  # nothing changed: nothing read, font unopened
+    (site / "b.html").write_text("<p>Other text. <math><msqrt><mi>y</mi></msqrt></math></p>")
+    mathfont.check_font_covers_the_book(app, None)  # the text changed, not the formulas
+    assert worked_out == [] and font_read == []
+
+    (site / "b.html").write_text("<p><math><mi>\u2135</mi></math></p>")  # ALEF SYMBOL
+    for _ in range(2):  # a failed check is not remembered as covered
+        with pytest.raises(mathfont.MathFontMissesGlyphs, match=r"U\+2135 .* on b\.html"):
+            mathfont.check_font_covers_the_book(app, None)
+    assert worked_out == [(["<math><mi>\u2135</mi></math>"],)] * 2
 
 
 def test_a_square_root_needs_the_radical_sign_and_its_taller_variants():

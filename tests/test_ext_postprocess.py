@@ -156,3 +156,56 @@ def test_the_installed_theme_has_an_icon_for_every_admonition():
     masks = admonition_icons_as_masks(css, icons)
     for kind in ("note", "tip", "warning", "error", "hint", "important", "seealso"):
         assert f".admonition.{kind}>.admonition-title:after" in masks, kind
+
+
+# --- only what Sphinx wrote since is edited again ------------------------------------------------
+
+
+def _theme_book_build(srcdir: Path, builddir: Path):
+    import io
+
+    from sphinx.testing.util import SphinxTestApp
+
+    app = SphinxTestApp("html", srcdir=srcdir, builddir=builddir, status=io.StringIO(), warning=io.StringIO())
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    assert app.statuscode == 0, app._warning.getvalue()
+    return app
+
+
+def _pages(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*.html") if "_static" not in p.parts}
+
+
+def test_a_rebuild_edits_only_the_pages_sphinx_wrote_again_and_publishes_what_a_clean_build_does(
+    rootdir, tmp_path, calls
+):
+    import shutil
+
+    srcdir = tmp_path / "src"
+    shutil.copytree(rootdir / "test-theme", srcdir)
+    _theme_book_build(srcdir, tmp_path / "build")
+    edited = calls(postprocess, "edit_page")
+    masks, fonts = calls(postprocess, "admonition_icons_as_masks"), calls(postprocess, "subset_icon_font")
+    page = srcdir / "index.md"
+    page.write_text(page.read_text().replace("A page of prose with no code.", "A page of prose, edited."))
+    app = _theme_book_build(srcdir, tmp_path / "build")
+    # The edited page and the pages Sphinx writes on every build; not the others.
+    pages_edited = {page for _, page, _ in edited}
+    assert {"index.html", "genindex.html", "search.html"} <= pages_edited
+    assert not {"notebook.html", "404.html"} & pages_edited
+    # Sphinx copied the theme's stylesheet and fonts again: cut down as before, not again.
+    assert masks == [] and fonts == []
+
+    edited.clear()
+    postprocess.finish(app, None)  # nothing written since: nothing edited
+    assert edited == []
+
+    clean = _theme_book_build(srcdir, tmp_path / "clean")
+    assert _pages(app.outdir) == _pages(clean.outdir)
+    styles = "_static/styles/pydata-sphinx-theme.css"
+    assert (app.outdir / styles).read_bytes() == (clean.outdir / styles).read_bytes()
+    fonts = sorted((app.outdir / "_static/vendor/fontawesome/webfonts").glob("fa-*.woff2"))
+    assert fonts and all(f.read_bytes() == (clean.outdir / f.relative_to(app.outdir)).read_bytes() for f in fonts)

@@ -10,6 +10,8 @@ import os
 
 from bs4 import BeautifulSoup
 
+from bookext import previews as previews_module
+
 TESTROOT = "previews"
 
 
@@ -115,3 +117,91 @@ def test_a_section_preview_is_clean_text_with_its_formulas_and_whole_sentences()
     assert not box.select(".ffn-tip, .ffn-term, [role=tooltip]")
     assert box.find("math") is not None and box.find("msub") is not None  # the formula, not its letters
     assert text.endswith("of note. …") and len(text) <= PARAGRAPH_MAX + 2
+
+
+def _copy_of(book, tmp_path):
+    """A copy of the built tiny book, with what write_previews reads of a Sphinx application."""
+    import shutil
+    from types import SimpleNamespace
+
+    shutil.copytree(book.outdir, tmp_path / "html")
+    shutil.copytree(book.doctreedir, tmp_path / "doctrees")
+    builder = SimpleNamespace(format="html", name="html")
+    return SimpleNamespace(outdir=tmp_path / "html", doctreedir=tmp_path / "doctrees", builder=builder)
+
+
+def _pages_of(made: list[tuple]) -> list[str]:
+    """The pages of recorded calls of page_previews(out, page, parse)."""
+    return [page for _out, page, _parse in made]
+
+
+def test_pages_written_again_unchanged_need_no_preview_written(quiet_tiny_book, tmp_path, calls):
+    """Sphinx writes its index and search pages on every build, unchanged: that alone parses nothing."""
+    from bookext.previews import write_previews
+
+    app = _copy_of(quiet_tiny_book, tmp_path)
+    parsed = calls(previews_module, "page_previews")
+    for page in app.outdir.rglob("*.html"):
+        page.touch()
+    write_previews(app, None)
+    assert _pages_of(parsed) == []
+
+
+def test_an_edited_target_page_writes_again_the_previews_of_the_pages_that_refer_to_it(
+    quiet_tiny_book, tmp_path, calls
+):
+    from bookext.previews import write_previews
+
+    app = _copy_of(quiet_tiny_book, tmp_path)
+    parsed = calls(previews_module, "page_previews")
+    target = app.outdir / "index.html"
+    target.write_text(target.read_text(encoding="utf-8").replace("caption of the wide figure", "edited caption"))
+    write_previews(app, None)
+    assert sorted(_pages_of(parsed)) == ["refs", "sub/deep"]  # both refer to index; index refers to nothing
+    for page, href in (("refs", "index.html#fig-wide"), ("sub/deep", "../index.html#fig-wide")):
+        assert "edited caption" in previews(app, page)[href]["html"]
+
+
+def test_a_referring_page_is_worked_out_again_when_its_links_change_not_its_text(quiet_tiny_book, tmp_path, calls):
+    """The execution statistics page changes its numbers on every build that executes a page,
+    and refers to every page: its text alone leaves its previews as they are."""
+    from bookext.previews import write_previews
+
+    app = _copy_of(quiet_tiny_book, tmp_path)
+    parsed = calls(previews_module, "page_previews")
+    page = app.outdir / "refs.html"
+    html = page.read_text(encoding="utf-8")
+    page.write_text(html.replace("The same figure again", "Once more"))
+    write_previews(app, None)
+    assert _pages_of(parsed) == []
+
+    soup = BeautifulSoup(html, "html.parser")
+    for link in soup.select('article a.reference.internal[href="index.html"]'):
+        link.unwrap()  # the reference to the page becomes plain text
+    page.write_text(str(soup))
+    write_previews(app, None)
+    assert _pages_of(parsed) == ["refs"]  # no page refers to it
+    assert "index.html" not in previews(app, "refs") and "index.html#fig-wide" in previews(app, "refs")
+
+
+def test_a_target_previewed_twice_gives_the_same_preview_and_stays_in_its_page():
+    """Every page that refers to a definition or a citation shows its preview: the target
+    page is parsed once for all of them, so making a preview must not take the target's
+    paragraphs out of it (the second referrer then showed the definition's next paragraph)."""
+    from bookext.previews import preview_of
+
+    page = BeautifulSoup(
+        '<dl><dt id="f">f(x)</dt><dd><p>What f does.</p><p><strong>x</strong> – its input.</p></dd></dl>'
+        '<div class="citation" id="c"><span class="label">[1]</span><p>Author, Title, 2020.</p></div>',
+        "html.parser",
+    )
+    before = str(page)
+
+    def soup(markup: str) -> BeautifulSoup:
+        return BeautifulSoup(markup, "html.parser")
+
+    for target, kind, text in (("f", "definition", "What f does."), ("c", "citation", "Author, Title, 2020.")):
+        first, second = (preview_of(page.find(id=target), soup) for _ in (1, 2))
+        assert first[0] == second[0] == kind
+        assert str(first[1]) == str(second[1]) and text in str(second[1])
+    assert str(page) == before

@@ -29,7 +29,10 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
   resolves), :mod:`bookext.notebook_setup` (setup cell, pins, Binder).
 * :mod:`bookext.copycode` -- a Copy button on every code cell.
 * :mod:`bookext.navigation` -- the sidebar toggles' keyboard focus; section links close the drawer.
-* :mod:`bookext.buildspeed` -- fewer forks and collections in a small rebuild.
+* :mod:`bookext.buildspeed` -- fewer forks and collections in a small rebuild; figures numbered
+  only after a page was read.
+* :mod:`bookext.pagestate` -- what a step that reads every built page made of each, kept for the
+  next build, so it redoes its work only for pages that changed.
 * :mod:`bookext.numbers` -- glued numbers in the book's format (no "0.00e+00").
 * :mod:`bookext.listings` -- listings of ffnbook's code without API markup, methods in their class.
 * :mod:`bookext.figurelinks` -- a tap or click on a figure opens its SVG full size.

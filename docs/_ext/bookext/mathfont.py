@@ -35,7 +35,10 @@ would draw it in another font), one its elements draw with no text (the radical
 sign of ``<msqrt>``/``<mroot>``: without it Chromium draws no radical at all), the
 italic form a one-letter ``<mi>`` is drawn in, or the size variants and assembly
 parts of a glyph that grows (radicals, fences, large operators; an accent or arrow
-over or under a base). ``tools/math_font.py`` then writes the font again.
+over or under a base). ``tools/math_font.py`` then writes the font again. What each
+page's formulas need is kept for the next build (``<doctrees>/ffnbook-mathfont.json``):
+a rebuild works it out again only for a page whose formulas changed, and opens the
+font only when some page's needs did.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ from typing import NamedTuple
 
 from sphinx.application import Sphinx
 from sphinx.errors import SphinxError
+
+from bookext.pagestate import built_pages, code_version, digest, read_record, write_record
 
 FONT_DIR = Path(__file__).resolve().parents[2] / "_static" / "fonts"
 FONT_FILE = FONT_DIR / "ffnbook-math.woff2"
@@ -210,32 +215,39 @@ def needed_constructions(mathml: str) -> dict[str, str]:
     return found
 
 
-def _site_formulas(site: Path):
-    """(page name, <math> element) for every formula of the built pages."""
-    for page in sorted(site.rglob("*.html")):
-        if "_static" in page.relative_to(site).parts:
-            continue
-        name = page.relative_to(site).as_posix()
-        for block in MATH.findall(page.read_text(encoding="utf-8")):
-            yield name, block
+def formulas_needs(formulas: list[str]) -> tuple[set[str], set[tuple[str, str]]]:
+    """What ``formulas`` (``<math>`` elements) need of the font: their characters, and the
+    (character, direction) pairs they may grow."""
+    characters: set[str] = set()
+    constructions: set[tuple[str, str]] = set()
+    for block in formulas:
+        characters |= needed_characters(block)
+        constructions |= set(needed_constructions(block).items())
+    return characters, constructions
+
+
+def site_needs(site: Path) -> dict[str, tuple[set[str], set[tuple[str, str]]]]:
+    """What the formulas of each built page need of the font (:func:`formulas_needs`), by page."""
+    return {name: formulas_needs(MATH.findall(path.read_text(encoding="utf-8"))) for name, path in built_pages(site)}
+
+
+def _by_need(needs: dict[str, tuple[set, set]], which: int) -> dict:
+    """Each need (a character: ``which`` 0; a construction: 1), with the pages that have it."""
+    where: dict = {}
+    for name, page_needs in needs.items():
+        for need in page_needs[which]:
+            where.setdefault(need, set()).add(name)
+    return where
 
 
 def site_characters(site: Path) -> dict[str, set[str]]:
     """Every character the formulas of the built pages need, with the pages that need it."""
-    where: dict[str, set[str]] = {}
-    for name, block in _site_formulas(site):
-        for c in needed_characters(block):
-            where.setdefault(c, set()).add(name)
-    return where
+    return _by_need(site_needs(site), 0)
 
 
 def site_constructions(site: Path) -> dict[tuple[str, str], set[str]]:
     """Every (character, direction) the formulas of the built pages may grow, with the pages."""
-    where: dict[tuple[str, str], set[str]] = {}
-    for name, block in _site_formulas(site):
-        for c, axis in needed_constructions(block).items():
-            where.setdefault((c, axis), set()).add(name)
-    return where
+    return _by_need(site_needs(site), 1)
 
 
 @cache
@@ -295,13 +307,18 @@ def missing_glyphs(site: Path, font: Path = FONT_FILE) -> list[str]:
     """What the built pages' formulas need and the font lacks, one line each, naming pages:
     characters (a browser would draw them in another font) and size variants (a radical,
     fence or large operator it would draw at text size, or not at all)."""
+    return _missing(site_needs(site), font)
+
+
+def _missing(needs: dict[str, tuple[set, set]], font: Path = FONT_FILE) -> list[str]:
+    """:func:`missing_glyphs` of what each page needs (:func:`site_needs`)."""
     have = font_characters(font)
 
     def where(c: str, pages) -> str:
         return f"U+{ord(c):04X} {c} ({unicodedata.name(c, '?')}) on {', '.join(sorted(pages)[:3])}"
 
-    lines = [where(c, p) for c, p in sorted(site_characters(site).items()) if c not in have]
-    for (c, axis), pages in sorted(site_constructions(site).items()):
+    lines = [where(c, p) for c, p in sorted(_by_need(needs, 0).items()) if c not in have]
+    for (c, axis), pages in sorted(_by_need(needs, 1).items()):
         fault = construction_fault(c, axis, font) if c in have else None
         if fault:
             lines.append(f"{where(c, pages)}: {fault}")
@@ -310,11 +327,36 @@ def missing_glyphs(site: Path, font: Path = FONT_FILE) -> list[str]:
 
 # --- the build --------------------------------------------------------------------------------
 
+#: What each page's formulas needed when the font last covered them all (beside the doctrees):
+#: a page whose formulas are as they were is not read again, and when no page's are, the font
+#: is not opened (pagestate). Of another font or of other code, it is ignored.
+RECORD = "ffnbook-mathfont.json"
+
+
+def _page_needs(html: str, known) -> dict:
+    """What a page's formulas need, as recorded: ``known`` if made from the same formulas."""
+    formulas = MATH.findall(html)
+    made_from = digest(*(block.encode() for block in formulas))
+    if isinstance(known, dict) and known.get("formulas") == made_from:
+        return known
+    characters, constructions = formulas_needs(formulas)
+    return {"formulas": made_from, "characters": sorted(characters), "constructions": sorted(map(list, constructions))}
+
 
 def check_font_covers_the_book(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    missing = missing_glyphs(Path(app.outdir))
+    record = Path(app.doctreedir) / RECORD
+    version = code_version(__file__, FONT_FILE)
+    covered = read_record(record, version)
+    pages = {
+        name: _page_needs(path.read_text(encoding="utf-8"), covered.get(name))
+        for name, path in built_pages(Path(app.outdir))
+    }
+    if pages == covered:
+        return  # every page needs what the font covered last time
+    needs = {name: (set(page["characters"]), {tuple(c) for c in page["constructions"]}) for name, page in pages.items()}
+    missing = _missing(needs)
     if missing:
         raise MathFontMissesGlyphs(
             "formulas need glyphs the book's math font lacks (a browser would draw them in "
@@ -323,6 +365,7 @@ def check_font_covers_the_book(app: Sphinx, exception) -> None:
             "needs Latin Modern Math: apt-get install fonts-lmodern, or --source "
             "PATH/latinmodern-math.otf)"
         )
+    write_record(record, version, pages)
 
 
 # --- the font's @font-face, in a stylesheet of its own ------------------------------------------

@@ -16,12 +16,15 @@ the first tap shows the preview and a second tap follows the link; Escape closes
   reference is hovered, focused or tapped, never before. The script, its stylesheet
   and the ``<meta name="ffnbook:previews">`` naming the JSON are added only to pages
   whose text has a reference (:func:`add_preview_files`); other pages load nothing.
-* **Rebuilt when pages change**: when any page is newer than the previews, all are
-  written again (a target's caption may have changed); a no-op build reads nothing.
+* **Worked out again for what changed**: a page's previews are worked out again when its
+  markup (its links), or the HTML of a page one of its references points to (a caption may
+  have changed), is not what they were last written from (digests in
+  ``<doctrees>/ffnbook-previews.json``); a no-op build parses nothing.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import posixpath
 import re
@@ -31,6 +34,8 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
+
+from bookext.pagestate import built_pages, code_version, digest, read_record, write_record
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +175,7 @@ def preview_of(target, soup_factory):
         entry = soup_factory('<div class="ffn-preview-citation"></div>').div
         for part in target.find_all(["p", "span"], recursive=False):
             if "label" not in part.get("class", []):
-                entry.append(part)
+                entry.append(copy.copy(part))
         return "citation", entry
     if target.name == "dt":
         definition = target.find_next_sibling("dd")
@@ -178,7 +183,7 @@ def preview_of(target, soup_factory):
         box.p.append(" ".join(target.get_text(" ").split()).replace(" ( ", "(").replace(" )", ")"))
         first = definition.find("p") if definition is not None else None
         if first is not None:
-            box.append(first)
+            box.append(copy.copy(first))  # a copy: the page's parse is shared by its referrers
         return "definition", box
     if target.name == "section":
         heading = target.find(re.compile(r"^h[1-6]$"))
@@ -232,41 +237,84 @@ def page_previews(out: Path, page: str, parse) -> dict[str, dict]:
     return previews
 
 
+#: What the previews were last written from, in the build's state folder (beside the doctrees):
+#: per page with previews, the digest of its markup (tags and attributes, not its text) and of
+#: the whole HTML of every page its references point to.
+MANIFEST = "ffnbook-previews.json"
+TAG = re.compile(rb"<[^>]*>")
+
+
+def _markup(html: bytes) -> str:
+    """The digest of a page's tags and attributes in order, without its text: what decides which
+    of its links get a preview (a page's own text never shows in its previews; when the page
+    is the target of one of its own links, its whole HTML is recorded as a target's)."""
+    return digest(*TAG.findall(html))
+
+
+def _code_version() -> str:
+    """What else a preview depends on: this module's code and the HTML parser's version."""
+    import bs4
+
+    return code_version(__file__, extra=bs4.__version__)
+
+
 def write_previews(app: Sphinx, exception) -> None:
-    """``_previews/<page>.json`` for every page that loads the previews script."""
+    """``_previews/<page>.json`` for every page that loads the previews script, worked out again
+    only for a page whose markup, or the HTML of a page its references point to, changed
+    since: a no-op build parses nothing, and neither does a page whose numbers alone changed
+    (the execution statistics); an edit re-reads the edited page and the pages that refer to it."""
     if exception is not None or app.builder.format != "html" or app.builder.name != "html":
         return
     from bs4 import BeautifulSoup
 
     out = Path(app.outdir)
     folder = out / FOLDER
-    pages = sorted(p for p in out.rglob("*.html") if "_static" not in p.relative_to(out).parts)
-    stamp = folder / ".built"
-    if stamp.exists() and all(p.stat().st_mtime <= stamp.stat().st_mtime for p in pages):
-        return  # no page changed since the previews were written
+    manifest_path = Path(app.doctreedir) / MANIFEST
+    texts = {name.removesuffix(".html"): path.read_bytes() for name, path in built_pages(out)}
+    digests = {name: digest(text) for name, text in texts.items()}
+    version = _code_version()
+    known = read_record(manifest_path, version)
     cache: dict[str, object] = {}
+    parsed: list[str] = []
 
     def parse(name: str):
+        parsed.append(name)
         if name not in cache:
-            cache[name] = BeautifulSoup((out / f"{name}.html").read_text(encoding="utf-8"), "html.parser")
+            text = texts[name] if name in texts else (out / f"{name}.html").read_bytes()
+            cache[name] = BeautifulSoup(text.decode("utf-8"), "html.parser")
         return cache[name]
 
+    def unchanged(entry, markup: str, target: Path) -> bool:
+        return (
+            isinstance(entry, dict)
+            and entry.get("markup") == markup
+            and isinstance(entry.get("read"), dict)
+            and target.is_file()
+            and all(recorded is not None and digests.get(page) == recorded for page, recorded in entry["read"].items())
+        )
+
     folder.mkdir(exist_ok=True)
-    written = set()
-    for path in pages:
-        name = path.relative_to(out).with_suffix("").as_posix()
-        if f'name="{META}"' not in path.read_text(encoding="utf-8"):
+    pages: dict[str, dict] = {}
+    for name, text in texts.items():
+        if f'name="{META}"'.encode() not in text:
             continue
-        target = folder / f"{name}.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target, markup = folder / f"{name}.json", _markup(text)
+        if unchanged(known.get(name), markup, target):
+            pages[name] = known[name]
+            continue
+        parsed.clear()
         data = json.dumps(page_previews(out, name, parse), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists() or target.read_text(encoding="utf-8") != data:
             target.write_text(data, encoding="utf-8")
-        written.add(target)
+        # The page is parsed once to find its links; more than once, it is its own target too.
+        targets = {page for page in parsed if page != name or parsed.count(name) > 1}
+        pages[name] = {"markup": markup, "read": {page: digests.get(page) for page in sorted(targets)}}
     for old in folder.rglob("*.json"):
-        if old not in written:
+        if old.relative_to(folder).with_suffix("").as_posix() not in pages:
             old.unlink()
-    stamp.touch()
+    (folder / ".built").unlink(missing_ok=True)  # the stamp earlier builds left in the site
+    write_record(manifest_path, version, pages)
 
 
 def setup(app: Sphinx) -> dict:

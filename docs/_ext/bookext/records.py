@@ -142,13 +142,13 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str | bytes) -> None:
     """Replace ``path`` whole: a reader sees the old file or the new one, never a part."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".writing-", suffix=path.suffix)
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)  # an ordinary file, not mkstemp's owner-only one
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
+        with os.fdopen(fd, "wb") if isinstance(text, bytes) else os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
         os.replace(temporary, path)
     except BaseException:
