@@ -15,6 +15,7 @@ builds a copy of it carries the ``build`` marker, the former automatically.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -87,8 +88,6 @@ def rootdir() -> Path:
 def tiny_book(request, rootdir, tmp_path_factory):
     """The test module's tiny book (``TESTROOT = "x"``: tests/roots/test-x), built once for
     the module in-process, with sphinx.testing's app: its outdir and warnings are read."""
-    import shutil
-
     from sphinx.testing.util import SphinxTestApp
 
     name = request.module.TESTROOT
@@ -149,6 +148,37 @@ def small_params() -> ffnbook.FFNParams:
 @pytest.fixture
 def tokens() -> np.ndarray:
     return ffnbook.random_tokens((2, 7, 16), seed=4)
+
+
+# --- the six-page book of the build tests (test_execution_cache and the modules using it) ------
+
+
+@pytest.fixture(scope="session")
+def clean_build(tmp_path_factory) -> tuple[Path, Path, str]:
+    """The six-page book of tests/test_execution_cache.py, built clean once per test session
+    (per pytest-xdist worker): where the project lives, a copy of it as that build left it, and
+    the build's output. A clean build (Sphinx, a kernel template that imports torch, six pages
+    executed) was most of each build test's cost; tests that need a built book start from it."""
+    from test_execution_cache import built, make_project
+
+    home = tmp_path_factory.mktemp("six-page-book")
+    project = make_project(home)
+    output = built(project)
+    snapshot = home / "as-built"
+    shutil.copytree(project, snapshot, symlinks=True)
+    return project, snapshot, output
+
+
+@pytest.fixture
+def built_project(clean_build) -> Path:
+    """The six-page book as its clean build left it, put back for each test. In place, not in
+    the test's own folder: the execution records and Sphinx's saved environment name files by
+    absolute path, so the copy lives where it was built (the tests of one worker run one at a
+    time). Files keep their times (copy2), as the build left them."""
+    project, snapshot, _ = clean_build
+    shutil.rmtree(project)
+    shutil.copytree(snapshot, project, symlinks=True)
+    return project
 
 
 def shared_folder(tmp_path_factory) -> Path:

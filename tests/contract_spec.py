@@ -939,6 +939,16 @@ CASES: dict[str, Case] = {
             .to_svg
         )
     ),
+    "ffnbook.plotting.BookFigure.to_phone_svg": Case(
+        target=lambda: (
+            __import__("ffnbook.plotting", fromlist=["x"])
+            .BookFigure(__import__("ffnbook.plotting", fromlist=["x"]).new_figure(), "a figure")
+            .to_phone_svg
+        )
+    ),
+    "ffnbook.plotting.in_the_chapters_notation": Case(
+        lambda: dict(fig=__import__("ffnbook.plotting", fromlist=["x"]).new_figure()), kinds={"fig": Obj("Figure")}
+    ),
     "ffnbook.plotting.styled": Case(lambda: dict(fn=lambda: 1), kinds={"fn": Func()}),
     # implementation (torch)
     "ffnbook.implementation.linear_layout": Case(lambda: dict(d_model=4, d_ff=8)),

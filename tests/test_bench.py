@@ -12,6 +12,7 @@ import sys
 import jupytext
 import pytest
 from sitecheck import NOTEBOOK_HEADER, ROOT
+from test_execution_cache import LEAF_OF, build_env
 
 SPEC = importlib.util.spec_from_file_location("bench", ROOT / "tools" / "bench.py")
 bench = sys.modules.setdefault("bench", importlib.util.module_from_spec(SPEC))  # dataclasses look it up
@@ -73,17 +74,14 @@ def test_the_page_edit_says_when_a_page_has_no_code_cell():
 
 
 @pytest.mark.build
-def test_the_bench_edit_steps_on_the_tiny_book_execute_what_they_edited(tmp_path):
-    from test_execution_cache import LEAF_OF, build_env, make_project
-
-    project = make_project(tmp_path)
+def test_the_bench_edit_steps_on_the_tiny_book_execute_what_they_edited(built_project):
+    """On the tiny book as its clean build (made once per session) left it."""
+    project = built_project
     leaf, page = project / "ffnbook" / "leaf_a.py", project / "docs" / "page0.md"
     originals = {path: path.read_bytes() for path in (leaf, page)}
     tiny = bench.Project(project, build_env(project))
-    build = tmp_path / "build"
-    bench.clean(tiny, build)
 
-    steps = bench.incremental_builds(tiny, build, leaf, page)
+    steps = bench.incremental_builds(tiny, project / "_build", leaf, page)
     assert sorted(steps["leaf_pages"]) == sorted(name for name, module in LEAF_OF.items() if module == "leaf_a")
     assert 0 < steps["leaf_exec"] < steps["leaf"]
     assert steps["page_pages"] == ["page0"]

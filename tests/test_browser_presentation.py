@@ -262,3 +262,151 @@ def test_a_glued_number_is_never_parted_from_its_unit(open_page):
     }).map(n => n.textContent + n.nextSibling.textContent.slice(0, 12))""")
     assert parted == []
     assert "\u00a0billion" in page.locator(".ffn-x-summary").first.inner_text()
+    # After a formula ending in its relation ("d_ff = 2,048") the number stays on the "="'s line.
+    lines = page.evaluate("""() => [...document.querySelectorAll('article .pasted-text')].filter(n => {
+        const math = n.previousElementSibling;
+        return math && math.matches('span.math') && /[=≈<>≤≥×]\\s*$/.test(math.textContent);
+    }).map(n => [n.closest('.ffn-together') !== null, n.parentElement.getClientRects().length])""")
+    assert lines and all(together and count == 1 for together, count in lines), lines
+
+
+FIGURE_TEXT_JS = """async () => {
+    const out = [];
+    for (const img of document.querySelectorAll('article figure img')) {
+        if (!img.currentSrc.endsWith('.svg')) continue;
+        img.scrollIntoView();
+        await img.decode().catch(() => null);
+        const svg = await (await fetch(img.currentSrc)).text();
+        const box = +svg.match(/viewBox="0 0 ([\\d.]+)/)[1];
+        const sizes = [...svg.matchAll(/font-size: ([\\d.]+)px/g)].map(m => +m[1]);
+        const scale = img.getBoundingClientRect().width / box;
+        out.push({id: img.closest('figure').id, src: img.currentSrc.split('/').pop(),
+                  smallest: Math.min(...sizes) * scale, width: img.getBoundingClientRect().width});
+    }
+    return out;
+}"""
+
+
+def figure_pages():
+    """The chapter's pages: make test checks the one with the figure that was the smallest on
+    a phone (transformer-block), make test-full every page (the every-page matrix)."""
+    from sitecheck import chapter_order
+
+    return [n if n == "transformer-block" else pytest.param(n, marks=pytest.mark.full) for n in chapter_order()]
+
+
+@pytest.mark.parametrize("name", figure_pages())
+@pytest.mark.parametrize("device", DEVICES)
+def test_figure_text_is_at_least_11_css_px_on_a_phone_and_the_desktop_drawing_stays(open_page, site, device, name):
+    """On a 390 px phone a figure shows its drawing for phones, whose smallest text is 11 CSS
+    px or more (5 px on main's build); on a desktop, the column's drawing."""
+    if 'src="_images/' not in (site / f"{name}.html").read_text(encoding="utf-8"):
+        pytest.skip(f"{name} has no figure")
+    page = open_page(f"{name}.html", device)
+    figures = page.evaluate(FIGURE_TEXT_JS)
+    assert figures
+    for figure in figures:
+        desktop_src = page.locator(f"#{figure['id']} img").get_attribute("src").split("/")[-1]
+        if device == "phone":
+            assert figure["src"] != desktop_src, (name, figure)  # the phone's drawing
+            assert figure["smallest"] >= 11, (name, figure)
+        else:
+            assert figure["src"] == desktop_src, (name, figure)
+
+
+@pytest.mark.parametrize("query", ["feed-forward", pytest.param("activation", marks=pytest.mark.full)])
+def test_search_logs_no_policy_error_and_its_snippets_are_the_pages_text(open_page, query):
+    page = open_page(f"search.html?q={query}")
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.reload()
+    page.wait_for_selector("#search-results li p.context, #search-results li span", timeout=30_000)
+    page.wait_for_function("document.querySelector('#search-results .search-summary')")
+    page.wait_for_timeout(1_000)  # the last result pages' snippets
+    assert errors == []  # the result pages hold no inline handler the search page refuses
+    snippets = page.evaluate("[...document.querySelectorAll('#search-results p.context')].map(p => p.textContent)")
+    assert snippets
+    for snippet in snippets:
+        # Not the header's buttons and contents list, nor a glossary tooltip's definition.
+        assert "Light Dark" not in snippet and " Contents " not in snippet[:40], snippet
+        assert "feed-forward network: The second sublayer" not in snippet, snippet
+
+
+def test_no_page_has_an_inline_event_handler(site):
+    import re
+
+    pages = [p for p in site.rglob("*.html") if "_static" not in p.parts]
+    with_handlers = [p.name for p in pages if re.search(r'<[a-zA-Z][^>]*?\son[a-z]+="', p.read_text(encoding="utf-8"))]
+    assert with_handlers == []
+
+
+def test_on_a_phone_no_tooltip_stays_after_the_search_dialog_closes(open_page):
+    page = open_page("width.html", "phone")
+    page.locator(".bd-header-article .search-button").first.tap()
+    page.wait_for_selector("#pst-search-dialog[open]")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#pst-search-dialog:not([open])", state="attached")
+    page.wait_for_timeout(700)  # Bootstrap's tooltip shows after 500 ms
+    assert page.locator(".tooltip").count() == 0
+
+
+def test_desktop_lines_hold_about_75_characters(open_page):
+    page = open_page("width.html", "desktop")
+    per_line = page.evaluate("""() => {
+        const p = [...document.querySelectorAll('article p')].find(p => p.textContent.length > 500);
+        const probe = document.createElement('span');
+        probe.textContent = p.textContent.replace(/\\s+/g, ' ');
+        probe.style.whiteSpace = 'nowrap';
+        p.after(probe);
+        const perChar = probe.getBoundingClientRect().width / probe.textContent.length;
+        probe.remove();
+        return p.getBoundingClientRect().width / perChar;
+    }""")
+    assert 65 <= per_line <= 85, per_line
+    page.locator(".bd-header-article .primary-toggle").click()  # the sidebar hidden: the same
+    assert page.evaluate("document.querySelector('article p').getBoundingClientRect().width") <= 40 * 16
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_a_wide_table_fades_where_it_goes_on(open_page, scheme):
+    page = open_page("parameter-count.html", "phone", scheme)
+    box = page.locator("article .pst-scrollable-table-container[data-ffn-wide]").first
+    box.wait_for(state="attached")
+    box.scroll_into_view_if_needed()
+    assert "linear-gradient" in box.evaluate("b => getComputedStyle(b).maskImage")
+    box.evaluate("b => b.scrollLeft = b.scrollWidth")
+    page.wait_for_function("b => b.hasAttribute('data-ffn-at-end')", arg=box.element_handle())
+    # Scrolled to its end: the fade moves to the start, where the hidden columns now are.
+    mask = box.evaluate("b => getComputedStyle(b).maskImage")
+    assert mask.startswith("linear-gradient(to right, rgba(0, 0, 0, 0), rgb(0, 0, 0)"), mask
+
+
+def test_on_a_phone_header_controls_are_44_px_targets(open_page):
+    page = open_page("width.html", "phone")
+    boxes = page.evaluate("""() => [...document.querySelectorAll(
+            '.bd-header-article .btn, .bd-header-article summary, .bd-header-article .dropdown-toggle')]
+        .filter(b => b.offsetParent).map(b => { const r = b.getBoundingClientRect();
+            return [b.className, r.left, r.right, r.width, r.height]; })""")
+    assert len(boxes) >= 6
+    for name, _, _, width, height in boxes:
+        assert width >= 44 - 0.5 and height >= 44 - 0.5, (name, width, height)
+    assert max(right for _, _, right, _, _ in boxes) <= 390
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_captions_have_the_body_texts_colour_and_weight(open_page, scheme):
+    page = open_page("width.html", "desktop", scheme)
+    caption, body = page.evaluate("""() => [document.querySelector('article figure figcaption .caption-text'),
+        document.querySelector('article section > p')]
+        .map(e => [getComputedStyle(e).color, getComputedStyle(e).fontWeight])""")
+    assert caption[0] == body[0] and int(caption[1]) >= 400, (caption, body)
+
+
+def test_the_print_and_full_screen_buttons_still_work_without_inline_handlers(open_page):
+    page = open_page("width.html", "desktop")
+    page.evaluate("window.print = () => { window.printed = true; };")
+    page.evaluate("window.toggleFullScreen = () => { window.full = true; };")
+    page.locator(".dropdown-download-buttons .dropdown-toggle").click()
+    page.locator("[data-ffn-action=print]").click()
+    page.locator("[data-ffn-action=fullscreen]").click()
+    assert page.evaluate("[window.printed, window.full]") == [True, True]

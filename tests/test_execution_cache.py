@@ -75,13 +75,35 @@ The table has {{glue:text}}`rows_{name}` rows.
 """
 
 
+#: A test-only extension: the build stops writing at page0 when PAUSE_WRITING_AT names a file
+#: (it says so there), so that a test can stop a build in its write phase; otherwise inert.
+PAUSE = """
+import os
+import time
+from pathlib import Path
+
+
+def pause(app, pagename, templatename, context, doctree):
+    marker = os.environ.get("PAUSE_WRITING_AT")
+    if marker and pagename == "page0":
+        Path(marker).write_text(str(os.getpid()))
+        time.sleep(900)
+
+
+def setup(app):
+    app.connect("html-page-context", pause)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+"""
+
+
 @pytest.fixture
 def project(tmp_path) -> Path:
     return make_project(tmp_path)
 
 
 def make_project(tmp_path: Path) -> Path:
-    """A copy of the project with a six-page book in docs/ and two leaf modules in ffnbook/."""
+    """A copy of the project with a six-page book in docs/ and two leaf modules in ffnbook/;
+    its conf.py also loads the inert PAUSE extension."""
     copy = tmp_path / "project"
     copy.mkdir()
     for name in ("conf.py", "Makefile", "requirements.txt", "pyproject.toml"):
@@ -97,6 +119,9 @@ def make_project(tmp_path: Path) -> Path:
         shutil.copytree(ROOT / "docs" / name, docs / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("references.bib", "glossary.yml"):
         shutil.copy2(ROOT / "docs" / name, docs / name)
+    (docs / "_ext" / "pause_writing.py").write_text(PAUSE)
+    conf = copy / "conf.py"
+    conf.write_text(conf.read_text() + '\nextensions.append("pause_writing")\n')
     (docs / "index.md").write_text("# Index\n\n```{toctree}\n" + "\n".join(LEAF_OF) + "\n```\n")
     for name, leaf in LEAF_OF.items():
         text = PAGE.format(name=name, leaf=leaf) + (READER.format(name=name) if name in READERS else "")
@@ -143,9 +168,9 @@ def shown(project: Path, name: str, phrase: str = "The leaf value is") -> str:
 
 
 @pytest.mark.build
-def test_a_rebuild_with_nothing_changed_executes_nothing_and_a_code_edit_executes_that_page(project):
-    out = built(project)
-    assert set(executed(out)) == set(LEAF_OF)
+def test_a_rebuild_with_nothing_changed_executes_nothing_and_a_code_edit_executes_that_page(clean_build, built_project):
+    project, out = built_project, clean_build[2]
+    assert set(executed(out)) == set(LEAF_OF)  # the clean build executed every page
     assert not (project / "_build" / ".jupyter_cache").exists()  # jupyter-cache is not used
 
     out = built(project)
@@ -164,8 +189,8 @@ def test_a_rebuild_with_nothing_changed_executes_nothing_and_a_code_edit_execute
 
 
 @pytest.mark.build
-def test_editing_a_leaf_module_or_a_data_file_executes_exactly_the_pages_that_used_it(project):
-    built(project)
+def test_editing_a_leaf_module_or_a_data_file_executes_exactly_the_pages_that_used_it(built_project):
+    project = built_project
     assert {name: shown(project, name) for name in LEAF_OF} == dict.fromkeys(LEAF_OF, "1")
 
     leaf = project / "ffnbook" / "leaf_a.py"
@@ -197,8 +222,8 @@ def test_editing_a_leaf_module_or_a_data_file_executes_exactly_the_pages_that_us
 
 
 @pytest.mark.build
-def test_a_missing_damaged_altered_or_mismatched_record_is_discarded_and_its_page_executes(project):
-    built(project)
+def test_a_missing_damaged_altered_or_mismatched_record_is_discarded_and_its_page_executes(built_project):
+    project = built_project
     records = project / "_build" / ".execution"
     (records / "page1.json").unlink()
     (records / "page4.json").write_text('{"format": 1, "docname": "page4", "cells": [')  # cut short
@@ -229,8 +254,8 @@ def test_a_missing_damaged_altered_or_mismatched_record_is_discarded_and_its_pag
 
 
 @pytest.mark.build
-def test_editing_how_pages_look_re_renders_every_page_and_executes_none(project):
-    built(project)
+def test_editing_how_pages_look_re_renders_every_page_and_executes_none(built_project):
+    project = built_project
     css = project / "docs" / "_static" / "ffnbook.css"
     css.write_text(css.read_text() + "\n/* edited */\n")
     out = built(project)

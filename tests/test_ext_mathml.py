@@ -80,8 +80,15 @@ def test_a_glued_number_keeps_its_unit_and_the_relation_before_it_on_its_line():
         ("12.88",),
         "\nbillion active, ",
         ("3",),
-        ", x",
+        ", x; scaled by ",
+        nodes.math("1/(1-p) =", "1/(1-p) ="),  # the relation ends the formula
+        " ",
+        ("1.1111",),
+        ".",
     ):
+        if isinstance(piece, nodes.Node):
+            paragraph += piece
+            continue
         paragraph += (
             nodes.inline(piece[0], piece[0], classes=["pasted-text"]) if isinstance(piece, tuple) else nodes.Text(piece)
         )
@@ -89,5 +96,8 @@ def test_a_glued_number_keeps_its_unit_and_the_relation_before_it_on_its_line():
     bind_numbers_to_their_words(None, document, "test")
     assert (
         paragraph.astext() == "Soft breaks of the source:\n(ε =\u00a02.22e-16\u00a0in double precision; "
-        "it stores 46.70\u00a0billion, 12.88\u00a0billion active, 3, x"
+        "it stores 46.70\u00a0billion, 12.88\u00a0billion active, 3, x; scaled by 1/(1-p) =\u00a01.1111."
     )
+    # A browser breaks after a <math> even before a no-break space: one span that does not wrap.
+    (together,) = [n for n in paragraph.findall(nodes.inline) if "ffn-together" in n["classes"]]
+    assert [type(n) for n in together.children] == [nodes.math, nodes.Text, nodes.inline]

@@ -1,8 +1,8 @@
 """A build stopped at any point, or a record made by another build, never leaves a page stale.
 
 Each test uses the six-page book of ``test_execution_cache`` (a copy of the project,
-built with the real Makefile) and compares what the next build publishes with a clean
-build of the same sources.
+built with the real Makefile; its clean build made once per session, ``built_project``) and
+compares what the next build publishes with a clean build of the same sources.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_execution_cache import LEAF_OF, build, build_env, built, executed, make_project, shown
+from test_execution_cache import LEAF_OF, build_env, built, executed, make_project, shown
 
 pytestmark = pytest.mark.build
 
@@ -28,33 +28,6 @@ IMPORTERS = {name for name, leaf in LEAF_OF.items() if leaf == "leaf_a"}
 def project(tmp_path) -> Path:
     """The six-page book of test_execution_cache, in a copy of the project."""
     return make_project(tmp_path)
-
-
-#: A test-only extension: the build stops writing at page0 (once a test asks it to) and
-#: says so in a file, so that the test can stop the build in its write phase.
-PAUSE = """
-import os
-import time
-from pathlib import Path
-
-
-def pause(app, pagename, templatename, context, doctree):
-    marker = os.environ.get("PAUSE_WRITING_AT")
-    if marker and pagename == "page0":
-        Path(marker).write_text(str(os.getpid()))
-        time.sleep(900)
-
-
-def setup(app):
-    app.connect("html-page-context", pause)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
-"""
-
-
-def _pausable(project: Path) -> None:
-    (project / "docs" / "_ext" / "pause_writing.py").write_text(PAUSE)
-    conf = project / "conf.py"
-    conf.write_text(conf.read_text() + '\nextensions.append("pause_writing")\n')
 
 
 def _set_leaf(project: Path, value: int) -> None:
@@ -127,10 +100,21 @@ def _processes_in_group(group: int) -> set[str]:
     return pids
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
-def test_a_build_stopped_while_writing_is_finished_by_the_next_build(project, tmp_path, signum):
-    _pausable(project)
+@pytest.fixture(scope="module")
+def clean_html_with_leaf_2(tmp_path_factory) -> Path:
+    """What a clean build publishes once leaf_a changed: built once for the three signals, in a
+    copy of the book of its own (a clean build writes no path of its folder into the pages)."""
+    project = make_project(tmp_path_factory.mktemp("clean-leaf-2"))
+    _set_leaf(project, 2)
     built(project)
+    return project / "_build" / "html"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
+def test_a_build_stopped_while_writing_is_finished_by_the_next_build(
+    built_project, clean_html_with_leaf_2, tmp_path, signum
+):
+    project = built_project
     _set_leaf(project, 2)
     out = _stopped_while_writing(project, signum, tmp_path)
     assert executed(out) == dict.fromkeys(IMPORTERS, "ffnbook/leaf_a.py changed"), out[-4000:]
@@ -143,17 +127,15 @@ def test_a_build_stopped_while_writing_is_finished_by_the_next_build(project, tm
     assert {name: shown(project, name) for name in LEAF_OF} == {
         name: "2" if name in IMPORTERS else "1" for name in LEAF_OF
     }
-    rc, clean = build(project, "_clean")
-    assert rc == 0, clean[-4000:]
-    assert _differences(project / "_build" / "html", project / "_clean" / "html") == []
+    assert _differences(project / "_build" / "html", clean_html_with_leaf_2) == []
 
     out = built(project)  # and then the builds have nothing left to do
     assert "did not finish writing" not in out and executed(out) == {}
 
 
-def test_a_build_stopped_while_executing_shows_the_results_it_recorded(project, tmp_path):
+def test_a_build_stopped_while_executing_shows_the_results_it_recorded(built_project, tmp_path):
     """Stopped once the first page has executed (its record written), before writing."""
-    built(project)
+    project = built_project
     _set_leaf(project, 2)
     log = tmp_path / "stopped-build.log"
     env = build_env(project)
@@ -202,10 +184,10 @@ def test_two_builds_of_one_folder_at_once_execute_each_page_once(project, tmp_pa
     assert sum("another build of" in out and "waiting for it to finish" in out for out in outs) == 1
 
 
-def test_a_page_executed_by_another_build_of_the_same_folder_is_shown(project):
+def test_a_page_executed_by_another_build_of_the_same_folder_is_shown(built_project):
     """`make pdf` (a one-page build with its own saved environment) shares the records:
     a page it executed must not be taken as read by the next `make html`."""
-    built(project)
+    project = built_project
     _set_leaf(project, 2)
     single = subprocess.run(
         [

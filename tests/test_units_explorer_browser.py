@@ -1,7 +1,9 @@
 """The neuron explorer of the trained-FFN page in a real browser (Debian's Chromium, Playwright).
 
-* **Loaded on first use, from the same site**: the units' JSON is fetched when the reader
-  first touches the box (focus or tap), never before, and nothing from another host.
+* **Loaded as it comes near, from the same site**: the units' JSON is not part of the
+  page's first view; it is fetched as the box comes near the screen (or the reader touches
+  it), and the initial unit's measurements are drawn without any interaction; nothing
+  comes from another host.
 * **Keyboard and touch**: the block select and the unit slider move by keyboard; on a phone
   (390 x 844, touch) the "Next unit" button moves by tap; after each, every value shown
   (the results, the facts table, the figure's labels) equals the JSON's for that unit.
@@ -118,10 +120,34 @@ def test_the_data_fits_its_budget_and_comes_from_the_page(site):
     assert box["d_ff"] == len(data["blocks"][0]["act"]) and box == {**data["box"], "src": box["src"]}
 
 
-def test_keyboard_loads_on_first_focus_and_shows_the_json(browser, server, site):
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_initial_unit_is_shown_untouched_once_the_box_comes_near(browser, server, site, viewport):
+    box, data = shipped(site)
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(server + PAGE + ".html")
+    page.wait_for_load_state("load")
+    assert not any(box["src"] in url for url in requests), "the data is part of the page's first view"
+    summary = """(box) => { const r = document.querySelector(box), s = r.querySelector('.ffn-x-summary');
+        return [s.textContent, getComputedStyle(s).clipPath !== 'none', r.querySelector('svg').textContent]; }"""
+    # Before the data: the figure says it is loading, once on screen; its text alternative
+    # (the summary) says the same for a screen reader, so the figure is never unnamed.
+    said, hidden, drawn = page.evaluate(summary, BOX)
+    assert said.startswith("Loading") and hidden and said.replace(" ", "") == drawn.replace(" ", "")  # lines drawn
+    page.evaluate("(box) => document.querySelector(box).scrollIntoView()", BOX)
+    assert check_shows(page, data) == tuple(box["initial"])  # no focus, no tap, no control moved
+    # Nothing blank: every value shown, one message at most, no empty table.
+    assert all(v != "" for v in shown(page)["values"].values())
+    said, hidden, _ = page.evaluate(summary, BOX)
+    assert said.startswith(f"Block {box['initial'][0]}, unit {box['initial'][1]} ") and not hidden
+    context.close()
+
+
+def test_keyboard_moves_and_shows_the_json(browser, server, site):
     box, data = shipped(site)
     context, page = open_page(browser, server, DESKTOP)
-    assert not any(box["src"] in url for url in page.requests), "the data loaded before any interaction"
     page.locator(f"{BOX} [data-key=unit]").focus()
     assert check_shows(page, data) == tuple(box["initial"])
     assert [url for url in page.requests if box["src"] in url]

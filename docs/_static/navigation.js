@@ -48,4 +48,20 @@
       if (byKeyboard && !toSection) setTimeout(() => toggle.focus());
     });
   }
+
+  // A touch screen has no hover: the theme's tooltips (Bootstrap's, started by bootstrap.js,
+  // which runs after this deferred script) would open on a tap and stay, the search
+  // button's "Search" over the page after its dialog closed and gave the button focus back.
+  // Each button keeps its title and its name.
+  if (window.matchMedia("(hover: none)").matches) {
+    for (const tip of document.querySelectorAll('[data-bs-toggle="tooltip"]')) tip.removeAttribute("data-bs-toggle");
+  }
+
+  // The header's print and full-screen buttons (bookext/postprocess.py took their inline
+  // onclick away: the pages' content security policy allows no inline handler).
+  const actions = { print: () => window.print(), fullscreen: () => window.toggleFullScreen && window.toggleFullScreen() };
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-ffn-action]");
+    if (button && actions[button.dataset.ffnAction]) actions[button.dataset.ffnAction]();
+  });
 })();

@@ -191,9 +191,19 @@
   // box becomes a named tab stop, so it can be scrolled with the arrow keys; boxes
   // that fit stay out of the tab order. Checked again when the width changes or
   // a folded answer opens.
+  // A wide table's box too (the theme's scroll container): it fades at the edge where
+  // more of the table is hidden (ffnbook.css), so this also says where the reader is.
+  var TABLES = "article .pst-scrollable-table-container";
+
+  function markScrolled(box) {
+    var end = box.scrollLeft + box.clientWidth >= box.scrollWidth - 1;
+    box.toggleAttribute("data-ffn-scrolled", box.scrollLeft > 1);
+    box.toggleAttribute("data-ffn-at-end", end);
+  }
+
   function markWideMath() {
     var boxes = Array.prototype.filter.call(
-      document.querySelectorAll("article div.math, article span.math"),
+      document.querySelectorAll("article div.math, article span.math, " + TABLES),
       function (box) { return !box.closest(".ffn-tip"); }
     );
     // Every width is read before any box is changed: one layout, not one per box.
@@ -201,6 +211,15 @@
     boxes.forEach(function (box, i) {
       var wide = wides[i];
       if (wide === box.hasAttribute("data-ffn-wide")) { return; }
+      if (box.matches(TABLES)) {
+        box.toggleAttribute("data-ffn-wide", wide);
+        if (wide && !box.hasAttribute("data-ffn-watched")) {
+          box.setAttribute("data-ffn-watched", "");
+          box.addEventListener("scroll", function () { markScrolled(box); }, { passive: true });
+        }
+        markScrolled(box);
+        return;
+      }
       if (wide) {
         var number = box.querySelector(".eqno");
         box.setAttribute("data-ffn-wide", "");

@@ -36,6 +36,7 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.numbers` -- glued numbers in the book's format (no "0.00e+00").
 * :mod:`bookext.listings` -- listings of ffnbook's code without API markup, methods in their class.
 * :mod:`bookext.figurelinks` -- a tap or click on a figure opens its SVG full size.
+* :mod:`bookext.phonefigures` -- on a narrow screen a figure shows its drawing for a phone.
 
 The theme's templates the book overrides are in ``docs/_templates/``.
 """
@@ -68,6 +69,7 @@ PARTS = (
     "bookext.numbers",
     "bookext.listings",
     "bookext.figurelinks",
+    "bookext.phonefigures",
 )
 
 

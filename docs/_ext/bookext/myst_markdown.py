@@ -480,7 +480,7 @@ class Converter:
         rule = "".join(
             f"`{t}`" if kind == "code" else md_escape(t) for kind, t in problem_text.rule(answer, tolerance, unit)
         )
-        shown = problem_text.answer_text(answer, data.get("format"))
+        shown = problem_text.answer_text(answer, data.get("format"), exact=not tolerance)
         solution = self.inline(str(data.get("solution", ""))).strip()
         answer_md = (
             f"**{md_escape(shown)}{' ' + md_escape(unit) if unit else ''}.** "

@@ -18,6 +18,8 @@ import ast
 import dataclasses
 import re
 
+from ffnbook.figure_metadata import PHONE_METADATA
+
 
 @dataclasses.dataclass
 class Stripped:
@@ -338,6 +340,8 @@ def clean_outputs(outputs: list) -> list:
         if "scrapbook" in out.get("metadata", {}):
             continue  # what a glue call recorded for the site, not shown on the page
         out = dict(out)
+        if PHONE_METADATA in out.get("metadata", {}):  # the site's drawing for phones, not the reader's
+            out["metadata"] = {k: v for k, v in out["metadata"].items() if k != PHONE_METADATA}
         if out.get("output_type") == "execute_result":
             out["execution_count"] = None
         cleaned.append(out)

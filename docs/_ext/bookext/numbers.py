@@ -85,8 +85,8 @@ def _replace(old: nodes.Text, text: str) -> None:
 
 def bind_numbers_to_their_words(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """A glued number joined by no-break spaces to the word after it ("46.70 billion",
-    "2,099,712 parameters") and to a relation before it ("ε = 2.22e-16"): a line break
-    there leaves a number without its unit, or an "=" at a line's end."""
+    "2,099,712 parameters") and to a relation before it ("ε = 2.22e-16"), also one that ends
+    a formula: a line break there leaves a number without its unit, or an "=" at a line's end."""
     for number in list(doctree.findall(nodes.inline)):
         if "pasted-text" not in number.get("classes", ()):
             continue
@@ -102,9 +102,32 @@ def bind_numbers_to_their_words(app: Sphinx, doctree: nodes.document, docname: s
             and _UNIT_AFTER.match(" " + str(following))
         ):
             _replace(after, "\u00a0")
-        before = siblings[index - 1] if index else None
+        before, formula = siblings[index - 1] if index else None, siblings[index - 2] if index > 1 else None
         if isinstance(before, nodes.Text) and _RELATION_BEFORE.search(before):
             _replace(before, _RELATION_BEFORE.sub("\\1\u00a0", str(before)))
+        elif (  # a formula that ends in its relation ("$d_\\text{ff} = $ 2048"), then a space
+            isinstance(before, nodes.Text)
+            and not str(before).strip()
+            and isinstance(formula, nodes.math)
+            and _RELATION_BEFORE.search(formula.astext() + " ")
+            and len(formula.astext()) <= _SHORT_FORMULA
+        ):
+            _keep_together(formula, number)
+
+
+#: A formula this long (LaTeX characters) or shorter stays whole on a line with its number.
+_SHORT_FORMULA = 40
+
+
+def _keep_together(formula: nodes.math, number: nodes.inline) -> None:
+    """Formula, no-break space and number in one span that does not wrap (CSS
+    ``.ffn-together``): browsers break after a ``<math>`` element even before a no-break
+    space (an atomic inline has a break opportunity after it), so only the span holds them."""
+    parent = formula.parent
+    start = next(i for i, child in enumerate(parent.children) if child is formula)
+    together = nodes.inline(classes=["ffn-together"])
+    together += [formula, nodes.Text("\u00a0"), number]
+    parent[start : start + 3] = [together]
 
 
 def setup(app: Sphinx) -> dict:

@@ -22,6 +22,12 @@ options. What is left has no hook:
 * **The content security policy's script hashes** (:func:`bookext.publishing.with_script_hashes`):
   the policy names each inline script and handler of the finished page by hash, and only
   the finished page has them all (the theme's templates write several).
+* **No inline event handlers.** The book theme's button macro writes the print and
+  full-screen buttons with ``onclick="..."`` (no option or context value leaves it out);
+  the edit names the action instead (``data-ffn-action``) and ``navigation.js`` runs it.
+  A page then holds no inline handler, so its policy needs no ``'unsafe-hashes'``, and
+  the search page, which parses other pages for its snippets under a policy of its own,
+  meets no handler its policy refuses (8 errors per query, one per result page and handler).
 * **Launch-menu logos loaded lazily.** The Binder and Colab logos of the (closed)
   launch menu are ``<img>`` elements written by the book theme's button macro,
   which takes no attributes; ``loading="lazy"`` fetches them when the menu opens.
@@ -153,6 +159,12 @@ def page_edits(icons: dict) -> tuple[Edit, ...]:
 
     return (
         Edit("icons as inline SVG", FA_TAG, swap, FA_ELEMENT_LEFT),
+        Edit(
+            "no inline event handlers",
+            re.compile(r'<button onclick="(?:(window\.print)|(toggleFullScreen))\(\)"'),
+            lambda m: f'<button type="button" data-ffn-action="{"print" if m.group(1) else "fullscreen"}"',
+            re.compile(r'<[a-zA-Z][^>]*?\son[a-z]+="[^"]*"'),
+        ),
         Edit(
             "lazy launch-menu logos",
             re.compile(r'<img (alt="[^"]*" src="[^"]*_static/images/logo_[a-z_]+\.(?:png|svg)")>'),

@@ -110,14 +110,17 @@ def _plain(fragment) -> None:
 
 
 def _images_from(fragment, target_page: str, page: str) -> None:
-    """Image addresses, relative to the target page, made relative to the referring page."""
-    for img in fragment.find_all("img"):
-        src = img.get("src", "")
+    """Image addresses (an image's and its phone drawing's), relative to the target page,
+    made relative to the referring page."""
+    for img in fragment.find_all(["img", "source"]):
+        attribute = "src" if img.name == "img" else "srcset"
+        src = img.get(attribute, "")
         if not src or re.match(r"^[a-z]+:", src) or src.startswith("/"):
             continue
         in_site = posixpath.normpath(posixpath.join(posixpath.dirname(target_page), src))
-        img["src"] = posixpath.relpath(in_site, posixpath.dirname(page) or ".")
-        img["loading"] = "lazy"
+        img[attribute] = posixpath.relpath(in_site, posixpath.dirname(page) or ".")
+        if img.name == "img":
+            img["loading"] = "lazy"
 
 
 def _text_length(tag) -> int:

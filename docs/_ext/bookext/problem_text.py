@@ -11,13 +11,19 @@ from typing import Literal
 Piece = tuple[Literal["text", "glued", "code"], str]
 
 
-def answer_text(value: int | float, spec: str | None = None) -> str:
+def answer_text(value: int | float, spec: str | None = None, exact: bool = False) -> str:
     """The answer as the verdict, the notebook and the PDF show it: ``spec`` is a format
-    spec; by default an int's digits are grouped and a float has four significant figures.
+    spec; by default an int's digits are grouped and a float has four significant figures,
+    but an ``exact`` answer (no tolerance) that is a whole number shows all its digits:
+    rounded, it would be a value the problem refuses.
 
     >>> answer_text(176160768), answer_text(4.5e9), answer_text(2 / 3, ".1%")
     ('176,160,768', '4.5e9', '66.7%')
+    >>> answer_text(12288.0), answer_text(12288.0, exact=True)
+    ('1.229e4', '12,288')
     """
+    if spec is None and exact and float(value).is_integer():
+        value = int(value)
     if spec is None:
         spec = "," if isinstance(value, int) else ".4g"
     text = format(value, spec)

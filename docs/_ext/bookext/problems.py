@@ -140,7 +140,7 @@ class ProblemDirective(SphinxDirective):
                 f"it must be one of ffnbook.problems.TOLERANCES {TOLERANCES}"
             )
         try:
-            return answer, tolerance, problem_text.answer_text(answer, data.get("format"))
+            return answer, tolerance, problem_text.answer_text(answer, data.get("format"), exact=not tolerance)
         except ValueError as err:
             raise self.error(f"problem: format {data.get('format')!r}: {err}") from None
 

@@ -24,7 +24,10 @@ changes no hook can make are in :mod:`bookext.postprocess`.
 * **Findable**: every page gets a ``<meta name="description">`` (the items of its
   "In this section you will learn" box, else its first paragraph); the build writes
   ``sitemap.xml`` and ``robots.txt`` from ``ffnbook_site_url`` and gives ``404.html``
-  a ``<base>`` so its links work at any missing address.
+  a ``<base>`` so its links work at any missing address. The search page's result
+  snippets come from a page's article, without tooltips or controls
+  (``docs/_static/searchsnippets.js``, which replaces Sphinx's ``Search.htmlToText``:
+  Sphinx has no setting for what a snippet is cut from).
 """
 
 from __future__ import annotations
@@ -239,6 +242,13 @@ def stylesheets_before_the_pages(app: Sphinx, builder) -> None:
         overwrite_pygments_css(app)
 
 
+def search_snippets_from_the_text(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """The search page's snippets cut from a result page's article alone (searchsnippets.js):
+    Sphinx's come from the whole main element, buttons, contents list and tooltips included."""
+    if pagename == "search":
+        app.add_js_file("searchsnippets.js", loading_method="defer")
+
+
 def load_only_what_the_page_uses(app: Sphinx, pagename, templatename, context, doctree) -> None:
     """Edit this page's script and stylesheet lists (the builder resets them for each page)."""
     scripts, styles = context.get("script_files"), context.get("css_files")
@@ -316,6 +326,7 @@ def write_sitemap(app: Sphinx, exception) -> None:
 
 def setup(app: Sphinx) -> dict:
     app.add_config_value("ffnbook_site_url", "https://example.org/", "html", types=[str])
+    app.connect("html-page-context", search_snippets_from_the_text)
     app.connect("html-page-context", add_meta_description)
     app.connect("html-page-context", add_404_base)
     # After the theme's handler (priority 500) has put generate_toctree_html in the context.

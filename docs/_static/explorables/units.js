@@ -1,7 +1,9 @@
 /* Explorables: one FFN unit of a trained model (trained-ffn.md). See core.js.
    Nothing is computed here: ffnbook.neuron_explorer.explorer_data measured every unit at
    build time, and the page wrote it to a JSON file (bookext/explorables.py) that this
-   script fetches the first time the reader touches the box: focus, pointer or a control. */
+   script fetches as the box comes near the screen (as a lazy image is), or the first time
+   the reader touches it: the reader finds the initial unit drawn, and a reader who never
+   scrolls that far fetches nothing (the page's first view stays as light). */
 (function () {
   "use strict";
   const X = window.ffnExplorables, h = X.h, text = X.text, control = X.control;
@@ -24,6 +26,12 @@
     };
     root.addEventListener("focusin", load, { once: true });
     root.addEventListener("pointerdown", load, { once: true });
+    if ("IntersectionObserver" in window) {
+      const near = new IntersectionObserver((seen) => {
+        if (seen.some((entry) => entry.isIntersecting)) { near.disconnect(); load(); }
+      }, { rootMargin: "800px 0px" });
+      near.observe(root);
+    }
 
     const block = control(ui, "block", "Block (and where it acts)", "select");
     const unit = control(ui, "unit", "Unit", "range", "Arrow keys move one unit; the buttons too.");
@@ -76,12 +84,21 @@
 
     ui.update = (s) => {
       const W = ui.W(), b = s.block, u = s.unit;
+      // Until the measurements arrive: one line where the figure will be, no empty table
+      // and no blank values. The summary (the figure's text alternative) says the same line,
+      // hidden but for a screen reader, so the message is seen once and the figure has a name.
+      table.hidden = ui.results.hidden = !data;
       if (!data) {
-        const say = ui.failed ? "The units' data could not be loaded." : "Choose a block or a unit, or press a button: the data for all units loads then.";
+        const say = ui.failed ? "The units' measurements could not be loaded." : "Loading the measurements of every unit\u2026";
         const [g, height] = X.block(0, 20, say, W - 10);
         body.replaceChildren(); caption.textContent = "";
         ui.show({}, [W, height + 16, g], say);
+        ui.summary.classList.add("ffn-sr");
         return;
+      }
+      if (ui.summary.classList.contains("ffn-sr")) { // the first unit: its summary at once, not after a pause
+        ui.summary.classList.remove("ffn-sr");
+        ui.ready = false;
       }
       const d = data.blocks[b], names = data.tokens, site = d.site;
       const act = d.act[u], rows = data.classes.map((c, i) => [CLASS[c], act[i], two(act[i])]);
