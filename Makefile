@@ -21,6 +21,11 @@ BUILDDIR   ?= _build
 # -n: nitpicky, so a reference to something that does not exist is a warning.
 # -T: a failing cell prints its traceback (cell source and error), not just the page path.
 SPHINXFLAGS = -c . -W --keep-going -n -T -j auto $(SPHINXOPTS)
+# CI sets CI=true, under which Sphinx colours its output even into a log file: plain text
+# there keeps a failing page's name and error readable and searchable.
+ifdef CI
+export NO_COLOR = 1
+endif
 SPHINXBUILD = $(PY) -m sphinx -b html -d $(BUILDDIR)/doctrees $(SPHINXFLAGS)
 
 # npm tools (Lighthouse, axe-core) for `make audit` and the browser tests. No npm

@@ -10,6 +10,8 @@ packages first, so a pass means something.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ffnbook"
@@ -147,3 +149,11 @@ def test_ffnbook_imports_no_sphinx_docutils_or_myst():
 def test_ffnbook_modules_import_each_other_without_a_cycle():
     cycle = find_cycle(import_graph(PACKAGE))
     assert cycle is None, "import cycle in ffnbook: " + " -> ".join(cycle)
+
+
+def test_import_ffnbook_loads_neither_scipy_nor_matplotlib():
+    # The build imports ffnbook in its own process (bookext.numbers formats every glued number
+    # with it); scipy and matplotlib would add a second of CPU to every rebuild that reads a page.
+    code = "import sys, ffnbook; print(sorted({'scipy', 'matplotlib'} & set(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert loaded.strip() == "[]"

@@ -9,6 +9,7 @@ pass) is asserted from the parsed YAML.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -158,3 +159,15 @@ def test_dependabot_proposes_updates_of_every_pin_weekly_and_ci_tests_them():
     }
     assert pins <= watched, pins - watched
     assert "pull_request" in load(CI)["on"]
+
+
+@pytest.mark.parametrize("ci", [None, "true"])
+def test_make_html_writes_plain_text_under_ci(ci, tmp_path):
+    """Under CI=true Sphinx colours its output even into a log; the Makefile turns that off there only."""
+    probe = tmp_path / "probe.mk"
+    probe.write_text(f'include {ROOT / "Makefile"}\nprobe:\n\t@echo "[$$NO_COLOR]"\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "NO_COLOR", "MAKEFLAGS")}
+    if ci:
+        env["CI"] = ci
+    out = subprocess.run(["make", "-s", "-f", str(probe), "probe"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == ("[1]" if ci else "[]"), out.stderr
