@@ -45,7 +45,7 @@ help:
 	@echo "make html   build the book into _build/html (sets up .venv on first use)"
 	@echo "make check  the fast tests: unit, doctests, the extension on tiny projects (about a minute)"
 	@echo "make test   run the tests, all but those marked full (sets up .venv on first use)"
-	@echo "make test-full  every test: also the whole-book, every-page and colour-scheme checks (slow)"
+	@echo "make test-full  every test: also the whole-book, every-page, colour-scheme and screen-size checks (slow)"
 	@echo "make audit  build, serve _build/html gzip-compressed, run Lighthouse (mobile) and axe-core"
 	@echo "make live   preview on http://127.0.0.1:$(LIVE_PORT)/, rebuilt on every save"
 	@echo "make pdf    the whole chapter as one PDF: $(PDF)"

@@ -4,10 +4,10 @@ Three tiers of test live here. ``make test`` runs every test but those marked ``
 (pyproject.toml's addopts), on every core with pytest-xdist: it builds the book once and
 loads each page in one Chromium per worker. ``make test-full`` (CI, on a schedule) adds the
 ``full`` ones: whole-book reruns (the reader notebooks in a fresh venv, a second clean build,
-the PDF), the colour-scheme and every-page matrices of the browser tests, more Hypothesis
-examples. ``pytest -m "not build"`` (``make check``) runs the
-unit tests, the doctests and the extension's in-process tests on tiny Sphinx
-projects in ``tests/roots/`` (Sphinx's own ``sphinx.testing`` fixtures); it never
+the PDF), the colour-scheme, screen-size and every-page matrices of the browser tests
+(sitecheck's SCHEMES, SCREENS, COVERAGE), more Hypothesis examples. ``pytest -m "not build"``
+(``make check``) runs the unit tests, the doctests and the extension's in-process tests on tiny
+Sphinx projects in ``tests/roots/`` (Sphinx's own ``sphinx.testing`` fixtures); it never
 builds the book. Every test that needs the built book (the ``site`` fixture) or
 builds a copy of it carries the ``build`` marker, the former automatically.
 """
@@ -76,6 +76,25 @@ def pytest_collection_modifyitems(items):
         return 0 if module in builds else 1
 
     items.sort(key=rank)  # stable: each module's tests stay together, in their order
+
+
+#: The modules whose tests start from the six-page book's clean build (``clean_build``, one per
+#: worker): pytest-xdist hands them to one worker together, so that build is made once.
+SIX_PAGE_BOOK_MODULES = ("tests/test_execution_cache.py", "tests/test_interrupted_builds.py", "tests/test_bench.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` (make test), but the six-page book's modules are one work unit."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SixPageBookOnOneWorker(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = super()._split_scope(nodeid)
+            return SIX_PAGE_BOOK_MODULES[0] if module in SIX_PAGE_BOOK_MODULES else module
+
+    return SixPageBookOnOneWorker(config, log)
 
 
 @pytest.fixture(scope="session")

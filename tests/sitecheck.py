@@ -152,6 +152,34 @@ CHROMIUM = "/usr/bin/chromium"
 #: The colour schemes of a browser test whose subject is not the scheme itself: `make test`
 #: runs it in the light one, `make test-full` in the dark one too (the scheme matrix).
 SCHEMES = ("light", pytest.param("dark", marks=pytest.mark.full))
+#: The screen sizes of a browser test whose behaviour is the same on both: `make test` runs it on
+#: the phone (390x844, touch: where layouts break), `make test-full` on the desktop too.
+SCREENS = ("phone", pytest.param("desktop", marks=pytest.mark.full))
+#: The pages a check of every page measures in `make test` (`make test-full`: every page, the
+#: every-page matrix): between them display and inline formulas, figures, an explorable and
+#: problems (compute), the wide layer-norm equations (transformer-block), long glossary terms,
+#: an API page's signatures and the index.
+SAMPLE_PAGES = (
+    "index.html",
+    "transformer-block.html",
+    "activations.html",
+    "compute.html",
+    "glossary.html",
+    "api/feedforward.html",
+)
+#: Parametrize an every-page check by this: "sample" (SAMPLE_PAGES) in `make test`, "every" in
+#: `make test-full`.
+COVERAGE = ("sample", pytest.param("every", marks=pytest.mark.full))
+
+
+def covered(names, coverage: str) -> list:
+    """The pages among ``names`` a check with this ``coverage`` measures (see COVERAGE); never
+    none, so a renamed sampled page fails the check rather than leaving it empty."""
+    chosen = [name for name in names if coverage == "every" or name in SAMPLE_PAGES]
+    assert chosen, f"none of {SAMPLE_PAGES} among {names}"
+    return chosen
+
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -82,7 +82,7 @@ def test_a_shell_session_is_copied_without_its_dollar_prompts(server, page):
     assert clipboard(page) == "\n".join(typed)
 
 
-@pytest.mark.parametrize("width", (390, 1366))
+@pytest.mark.parametrize("width", (390, pytest.param(1366, marks=pytest.mark.full)))  # test-full: desktop too
 def test_no_copy_button_covers_code(server, page, width):
     """Each button sits above its code: below the button's bottom edge, not beside it."""
     page.set_viewport_size({"width": width, "height": 900})

@@ -10,7 +10,7 @@ missing; .ci/run installs Chromium so CI runs these.
 from __future__ import annotations
 
 import pytest
-from sitecheck import SCHEMES, browser_api
+from sitecheck import SCHEMES, SCREENS, browser_api
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 DESKTOP = {"viewport": {"width": 1366, "height": 900}}
@@ -47,7 +47,7 @@ def rgb(page, css_colour: str) -> str:
     )
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", SCREENS)
 def test_formulas_are_drawn_in_the_books_math_font_at_the_texts_size(open_page, device):
     page = open_page("parameter-count.html", device)
     page.evaluate("document.fonts.ready")
@@ -74,7 +74,7 @@ def test_a_page_without_formulas_does_not_fetch_the_math_font(open_page):
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", SCREENS)
 def test_self_check_uses_the_themes_button_and_keeps_the_question_clear_of_the_border(open_page, device, scheme):
     page = open_page("position-independence.html", device, scheme)
     quiz = page.locator("form.ffn-quiz").first
@@ -89,7 +89,7 @@ def test_self_check_uses_the_themes_button_and_keeps_the_question_clear_of_the_b
     assert group.get_attribute("aria-labelledby") == quiz.locator(".ffn-quiz-question").get_attribute("id")
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", SCREENS)
 def test_tables_put_words_left_and_numbers_right_and_fit_the_phone(open_page, device):
     page = open_page("width.html", device)
     table = page.locator("article table:has(td.text-left)").first
@@ -119,7 +119,7 @@ def test_first_tap_on_a_term_shows_its_definition_and_the_second_goes_to_the_glo
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", SCREENS)
 def test_reading_tools_are_labelled_in_words_beside_the_other_header_buttons(open_page, device, scheme):
     page = open_page("position-independence.html", device, scheme)
     button = page.locator("details.ffn-tools > summary")
@@ -137,7 +137,7 @@ def test_reading_tools_are_labelled_in_words_beside_the_other_header_buttons(ope
     assert all(right <= width for _, right, _, _ in boxes)
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", SCREENS)
 def test_the_search_page_has_one_search_field(open_page, device):
     page = open_page("search.html", device)
     fields = page.locator("input[type=search]:visible, .search-button-field:visible")
@@ -155,7 +155,7 @@ def test_a_desktop_reader_who_hides_the_sidebar_keeps_a_search_button(open_page)
     page.locator(".search-button__search-container input, #pst-search-dialog input").first.wait_for(state="visible")
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", SCREENS)
 def test_glossary_has_a_letter_bar_and_names_on_their_own_line(open_page, device):
     page = open_page("glossary.html", device)
     letters = page.locator("nav.ffn-az a")
@@ -171,7 +171,7 @@ def test_glossary_has_a_letter_bar_and_names_on_their_own_line(open_page, device
     assert also.bounding_box()["y"] + also.bounding_box()["height"] <= definition.bounding_box()["y"] + 1
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", SCREENS)
 def test_no_page_scrolls_sideways(open_page, device):
     for name in ("index.html", "parameter-count.html", "position-independence.html", "glossary.html"):
         page = open_page(name, device)
@@ -201,7 +201,7 @@ def ink_pixels(png: bytes, background: tuple[int, int, int]) -> int:
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("device", SCREENS)
 def test_square_roots_are_drawn_with_their_radical_sign(open_page, device, scheme):
     """The layer norm's and GELU's square roots: the strip of each <msqrt> left of its
     content, where the browser draws the radical from the math font, has ink."""

@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from sitecheck import AXE_JS, SCHEMES, browser_api, glued, soup_of
+from sitecheck import AXE_JS, SCHEMES, SCREENS, browser_api, glued, soup_of
 
 from ffnbook import explorables, model_parameters, width
 from ffnbook.models import get_model, load_models
@@ -483,7 +483,7 @@ REQUIRED_LABELS = {
 }
 
 
-@pytest.mark.parametrize("device", ("phone", "desktop"))
+@pytest.mark.parametrize("device", SCREENS)
 @pytest.mark.parametrize("kind", explorables.KINDS)
 def test_labels_never_overlap_or_leave_the_figure_at_any_extreme(open_page, kind, device):
     """Every control at each of its extremes (every model, for the models' own extremes too):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 
 import pytest
-from sitecheck import SCHEMES, browser_api, soup_of
+from sitecheck import COVERAGE, SCHEMES, browser_api, covered, soup_of
 
 pytestmark = pytest.mark.build
 browser_api()  # skips this module where Chromium or Playwright is missing
@@ -91,10 +91,11 @@ BROKEN_GLUED_VALUES = """() => [...document.querySelectorAll('article span.paste
   .filter(s => s.getClientRects().length > 1).map(s => s.textContent)"""
 
 
-@pytest.fixture(scope="module")
-def laid_out(browser, server, site) -> dict[tuple[str, int], dict]:
+@pytest.fixture(scope="module", params=COVERAGE)
+def laid_out(request, browser, server, site) -> dict[tuple[str, int], dict]:
     """What every test below measures, from one load of each page at each width it is
-    checked at: every page at the phone's width, the pages with formulas at every width.
+    checked at: every page at the phone's width, the pages with formulas at every width;
+    in `make test` only sitecheck's SAMPLE_PAGES (``covered``), every page in `make test-full`.
 
     ``{(name, width): {"page_width", "display", "inline", "glued_broken", "layout",
     "layout_without_math_rules", "math_rules_dropped"}}``; a key is absent where that page
@@ -105,7 +106,7 @@ def laid_out(browser, server, site) -> dict[tuple[str, int], dict]:
     for width in WIDTHS:
         context = browser.new_context(viewport={"width": width, "height": 900})
         page = context.new_page()
-        for name in every_page(site):
+        for name in covered(every_page(site), request.param):
             html = (site / name).read_text(encoding="utf-8")
             top_level = "/" not in name
             has_math = top_level and 'class="math' in html
@@ -131,12 +132,20 @@ def laid_out(browser, server, site) -> dict[tuple[str, int], dict]:
     return measured
 
 
+def measured(laid_out, names) -> list[str]:
+    """The pages among ``names`` that ``laid_out`` measured (at the phone's width, as it does
+    every page it measures); never none."""
+    found = [name for name in names if (name, 390) in laid_out]
+    assert found, names
+    return found
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 def test_display_equations_are_centred_and_never_cut_off(laid_out, site, width):
     names = pages_with_display_math(site)
     assert len(names) >= 5, names  # the chapter has display math on most pages
     wrong, seen = [], 0
-    for name in names:
+    for name in measured(laid_out, names):
         boxes = laid_out[name, width]["display"]
         seen += len(boxes)
         for box in boxes:
@@ -155,13 +164,10 @@ def test_display_equations_are_centred_and_never_cut_off(laid_out, site, width):
 @pytest.mark.parametrize("width", WIDTHS)
 def test_inline_formulas_are_never_cut_off(laid_out, site, width):
     wrong = []
-    for path in sorted(site.glob("*.html")):
-        if 'class="math' not in path.read_text(encoding="utf-8"):
-            continue
-        boxes = laid_out[path.name, width]["inline"]
-        wrong += [
-            f"{path.name} at {width}px: {box['text']!r}: {p}" for box in boxes for p in reachability_problems(box)
-        ]
+    with_math = [p.name for p in sorted(site.glob("*.html")) if 'class="math' in p.read_text(encoding="utf-8")]
+    for name in measured(laid_out, with_math):
+        boxes = laid_out[name, width]["inline"]
+        wrong += [f"{name} at {width}px: {box['text']!r}: {p}" for box in boxes for p in reachability_problems(box)]
     assert not wrong, "\n".join(wrong)
 
 
@@ -307,7 +313,7 @@ LAYOUT = """() => [...document.querySelectorAll('article *')]
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_math_rules_move_nothing_else(laid_out, site, width):
     moved = []
-    for name in pages_with_display_math(site):
+    for name in measured(laid_out, pages_with_display_math(site)):
         found = laid_out[name, width]
         with_rules, without = found["layout"], found["layout_without_math_rules"]
         assert found["math_rules_dropped"] >= 2, f"{name}: the book's math rules are missing from ffnbook.css"
@@ -321,7 +327,7 @@ def test_the_math_rules_move_nothing_else(laid_out, site, width):
 def test_no_glued_value_breaks_across_lines_on_a_phone(laid_out, site):
     """A number such as 1.05e-15 used to break after its hyphen at 390 px."""
     pages = sorted(p.name for p in site.glob("*.html") if "pasted-text" in p.read_text(encoding="utf-8"))
-    broken = [f"{name}: {text!r}" for name in pages for text in laid_out[name, 390]["glued_broken"]]
+    broken = [f"{name}: {text!r}" for name in measured(laid_out, pages) for text in laid_out[name, 390]["glued_broken"]]
     assert len(pages) > 10 and not broken, "\n".join(broken)
 
 
@@ -331,5 +337,5 @@ def test_no_page_is_wider_than_a_phone(laid_out, site):
     formulas, code blocks and tables scroll inside their own boxes."""
     names = every_page(site)
     assert len(names) > 35
-    wide = {name: laid_out[name, 390]["page_width"] for name in names if laid_out[name, 390]["page_width"] > 390}
+    wide = {name: width for name in measured(laid_out, names) if (width := laid_out[name, 390]["page_width"]) > 390}
     assert not wide, wide

@@ -16,7 +16,7 @@ from __future__ import annotations
 from urllib.parse import urlparse
 
 import pytest
-from sitecheck import AXE_JS, SCHEMES, axe_in_page, browser_api, soup_of
+from sitecheck import AXE_JS, SCHEMES, SCREENS, axe_in_page, browser_api, soup_of
 
 pytestmark = pytest.mark.build
 browser_api()  # skips this module where Chromium or Playwright is missing
@@ -179,7 +179,7 @@ def put_at(page, link, y: float) -> None:
     page.evaluate("([l, y]) => window.scrollBy(0, l.getBoundingClientRect().top - y)", [link.element_handle(), y])
 
 
-@pytest.mark.parametrize("device", ["desktop", "phone"])
+@pytest.mark.parametrize("device", SCREENS)
 def test_a_figure_preview_stays_inside_the_viewport_wherever_its_link_is(browser, device):
     viewport, touch = (DESKTOP, False) if device == "desktop" else (PHONE, True)
     context, page = open_page(browser, FIGURE_PAGE, viewport, touch=touch)
@@ -256,7 +256,7 @@ def test_a_section_preview_is_the_sections_text_with_formulas_and_no_tooltips(br
         context.close()
 
 
-@pytest.mark.parametrize("device", ["desktop", "phone"])
+@pytest.mark.parametrize("device", SCREENS)
 def test_a_glossary_definition_near_the_bottom_opens_above_its_term(browser, device):
     viewport, touch = (DESKTOP, False) if device == "desktop" else (PHONE, True)
     context, page = open_page(browser, "position-independence", viewport, touch=touch)

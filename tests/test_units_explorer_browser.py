@@ -120,7 +120,7 @@ def test_the_data_fits_its_budget_and_comes_from_the_page(site):
     assert box["d_ff"] == len(data["blocks"][0]["act"]) and box == {**data["box"], "src": box["src"]}
 
 
-@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+@pytest.mark.parametrize("viewport", [PHONE, pytest.param(DESKTOP, marks=pytest.mark.full)], ids=["phone", "desktop"])
 def test_the_initial_unit_is_shown_untouched_once_the_box_comes_near(browser, server, site, viewport):
     box, data = shipped(site)
     context = browser.new_context(viewport=viewport)
@@ -175,7 +175,7 @@ def test_touch_steps_through_units_and_shows_the_json(browser, server, site):
     context.close()
 
 
-@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+@pytest.mark.parametrize("viewport", [PHONE, pytest.param(DESKTOP, marks=pytest.mark.full)], ids=["phone", "desktop"])
 def test_labels_never_overlap_or_leave_the_figure(browser, server, site, viewport):
     box, data = shipped(site)
     context, page = open_page(browser, server, viewport, touch=viewport is PHONE)
