@@ -44,6 +44,7 @@ def test_hover_and_keyboard_focus_show_the_definition(server, page):
     link, tip = term.locator("a"), term.locator("[role=tooltip]")
     assert tip.is_hidden()
     link.hover()
+    tip.wait_for(state="visible", timeout=3000)  # it opens after a short intent delay, not at once
     assert tip.is_visible()
     assert link.get_attribute("aria-describedby") == tip.get_attribute("id")
     page.keyboard.press("Escape")

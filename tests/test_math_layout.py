@@ -55,6 +55,8 @@ MEASURE = """(selector) => [...document.querySelectorAll(selector)]
     return {text: box.textContent.replace(/\\s+/g, ' ').trim().slice(0, 50),
             colLeft: left, colRight: right, boxLeft: b.left, boxRight: b.right,
             mathLeft: m.left, mathRight: m.right, scrollWidth: box.scrollWidth,
+            pieces: [...box.querySelectorAll(':scope.ffn-math-pieces > math')].map(p => {
+              const r = p.getBoundingClientRect(); return [r.left, r.right]; }),
             clientWidth: box.clientWidth, overflowX: getComputedStyle(box).overflowX,
             tabindex: box.getAttribute('tabindex'), label: box.getAttribute('aria-label')};
   })"""
@@ -63,6 +65,12 @@ MEASURE = """(selector) => [...document.querySelectorAll(selector)]
 def reachability_problems(box: dict) -> list[str]:
     """What of a formula the reader could neither see nor scroll to, or not reach by keyboard."""
     problems = []
+    if box["pieces"]:  # an inline formula in pieces flows with the text: each piece stays in the column
+        return [
+            f"a piece spans {left:.0f}..{right:.0f} px, outside the column {box['colLeft']:.0f}..{box['colRight']:.0f}"
+            for left, right in box["pieces"]
+            if left < box["colLeft"] - 1 or right > box["colRight"] + 1
+        ]
     if box["mathLeft"] < box["boxLeft"] - 1:
         problems.append(f"starts {box['boxLeft'] - box['mathLeft']:.0f} px left of its box")
     if box["mathRight"] - box["boxLeft"] > box["scrollWidth"] + 1:
