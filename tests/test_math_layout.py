@@ -197,8 +197,8 @@ def test_a_wide_equation_scrolls_with_the_keyboard(browser, server, site):
     )
     # Wider again, the same equation fits: it leaves the tab order.
     page.set_viewport_size({"width": 1366, "height": 900})
-    page.wait_for_function(
-        "b => !b.hasAttribute('tabindex') && !b.hasAttribute('aria-label')", arg=box.element_handle(), timeout=5000
+    page.wait_for_function(  # re-measured after the resize; 5 s timed out once with both workers busy
+        "b => !b.hasAttribute('tabindex') && !b.hasAttribute('aria-label')", arg=box.element_handle(), timeout=15000
     )
     context.close()
 
