@@ -179,6 +179,9 @@ def test_inline_formulas_are_never_cut_off(laid_out, site, width):
     assert not wrong, "\n".join(wrong)
 
 
+# In make test-full only until its intermittent failure is understood: it timed out once in a
+# fresh clone's make test and once in five runs alone (a wait for scrolling or re-measuring).
+@pytest.mark.full
 def test_a_wide_equation_scrolls_with_the_keyboard(browser, server, site):
     context, page = open_at(browser, server + "transformer-block.html", 390)
     box = page.locator("article div.math").first  # the layer-norm equations, side by side
@@ -193,7 +196,7 @@ def test_a_wide_equation_scrolls_with_the_keyboard(browser, server, site):
     for _ in range(40):  # each press scrolls a step (smoothly: wait for it to settle)
         page.keyboard.press("ArrowRight")
     page.wait_for_function(
-        "b => b.scrollLeft + b.clientWidth >= b.scrollWidth - 1", arg=box.element_handle(), timeout=5000
+        "b => b.scrollLeft + b.clientWidth >= b.scrollWidth - 1", arg=box.element_handle(), timeout=15000
     )
     # Wider again, the same equation fits: it leaves the tab order.
     page.set_viewport_size({"width": 1366, "height": 900})
