@@ -123,7 +123,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from .kernel_template import kernel_threads, remove_abandoned_folders
-from .mystnb_adapter import failure_message, notebook_of, serve_cache_mode_from_records
+from .mystnb_adapter import Engine, failure_message, notebook_of, serve_cache_mode_from_records
 from .records import (
     MODIFIED_DURING_RUN,
     RECORD_FORMAT,
@@ -302,6 +302,12 @@ def _run(docname, notebook, nb_config, path: Path, expected: float | None):
         hint = notebook.metadata.get("ffnbook", {})
         expected = float("inf") if isinstance(hint, dict) and hint.get("long_running") is True else UNKNOWN_SECONDS
     return Run(docname, notebook, cwd, nb_config.execution_timeout, nb_config.execution_allow_errors, expected)
+
+
+def _execute_now(build: Build, docname, notebook, nb_config, path: Path):
+    """Execute one page found stale while it is read (myst-nb's client asks, through :class:`Engine`)."""
+    run = _run(docname, notebook, nb_config, path, None)
+    return _execute(build, [run], jobs=1, preload=None)[docname]
 
 
 def _execute(build: Build, runs: list, *, jobs: int, preload: list[str] | None, report=None) -> dict:
@@ -592,7 +598,7 @@ def setup(app: Sphinx) -> dict:
     # How pages execute, not what they show: changing these re-reads nothing.
     app.add_config_value("ffnbook_execution_jobs", 0, "", types=[int])
     app.add_config_value("ffnbook_kernel_preload", [], "", types=[list, tuple])
-    serve_cache_mode_from_records()
+    serve_cache_mode_from_records(Engine(lambda: _BUILD, _execute_now, _SHOWN.__setitem__))
     app.connect("config-inited", _configure)
     app.connect("config-inited", _quiet_kernels)
     # After myst-nb's own builder-inited handler (priority 500) has made its configuration.

@@ -5,7 +5,8 @@ that client is ``myst_nb.core.execute.NotebookClientCache`` (jupyter-cache). mys
 no setting for a client of one's own: ``create_client`` looks that name up in its module
 on each call, so :func:`serve_cache_mode_from_records` rebinds it to
 :func:`recorded_client_class`'s client, which gives the page the outputs of its record
-(:mod:`bookext.records`) or has :mod:`bookext.execution` execute it. Were
+(:mod:`bookext.records`) or has :mod:`bookext.execution` execute it; the engine hands in
+what the client needs of it (:class:`Engine`), so this module never imports the engine. Were
 ``create_client`` to take a client class (or a kernel manager) from the configuration,
 that setting would replace the rebinding.
 
@@ -21,6 +22,8 @@ that changes them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import nbformat
@@ -44,16 +47,26 @@ def outputs_into(notebook, record: dict) -> None:
 # --- the myst-nb client for ``nb_execution_mode = "cache"`` ---------------------------------
 
 
-def recorded_client_class():
+@dataclass(frozen=True)
+class Engine:
+    """What the client needs of the execution engine, handed in by it (no import back)."""
+
+    #: This build's state (:class:`bookext.execution.Build`), None outside a prepared build.
+    current_build: Callable[[], object | None]
+    #: Execute one page now, while it is read: (build, docname, notebook, nb_config, path) -> outcome.
+    execute_now: Callable[..., object]
+    #: Note the stamp of the record a page being read shows: (docname, stamp).
+    note_shown: Callable[[str, str], None]
+
+
+def recorded_client_class(engine: Engine):
     from myst_nb.core.execute.base import ExecutionError, NotebookClientBase
 
     class RecordedNotebookClient(NotebookClientBase):
         """Outputs from the page's record; executes the page only if the record is stale."""
 
         def start_client(self) -> None:
-            from . import execution
-
-            build = execution._BUILD
+            build = engine.current_build()
             if build is None or self.path is None:
                 raise ExtensionError("bookext.execution: a notebook is read outside a prepared build")
             docname = build.docname(self.path)
@@ -65,8 +78,7 @@ def recorded_client_class():
                 if reason is None:
                     return self._show(docname, record)
                 logger.info("ffnbook: executing %s (%s; found while reading)", docname, reason)
-                run = execution._run(docname, self.notebook, self.nb_config, self.path, None)
-                outcome = execution._execute(build, [run], jobs=1, preload=None)[docname]
+                outcome = engine.execute_now(build, docname, self.notebook, self.nb_config, self.path)
                 result = build.finished(docname, code, outcome, reported=False)
             if result.error:
                 return self._failed(result, ExecutionError)
@@ -74,9 +86,7 @@ def recorded_client_class():
 
         def _show(self, docname: str, record: dict) -> None:
             outputs_into(self.notebook, record)
-            from . import execution
-
-            execution._SHOWN[docname] = record_stamp(record)
+            engine.note_shown(docname, record_stamp(record))
             self.exec_metadata = {
                 "mtime": record["executed"],
                 "runtime": record["seconds"],
@@ -110,7 +120,7 @@ def failure_message(result, nb_config) -> str:
     return message + f"\n{result.traceback}" if nb_config.execution_show_tb else message
 
 
-def serve_cache_mode_from_records() -> None:
+def serve_cache_mode_from_records(engine: Engine) -> None:
     """Make myst-nb's ``cache`` mode use this module's records instead of jupyter-cache.
 
     myst-nb offers no hook for a client of one's own: ``create_client`` picks its class by
@@ -126,7 +136,7 @@ def serve_cache_mode_from_records() -> None:
             "bookext.execution: myst-nb no longer has NotebookClientCache/create_client; "
             "this extension must follow its new execution API"
         )
-    execute.NotebookClientCache = recorded_client_class()  # create_client() looks the name up on each call
+    execute.NotebookClientCache = recorded_client_class(engine)  # create_client() looks the name up on each call
 
 
 # --- reading a page as myst-nb will ------------------------------------------------------------
