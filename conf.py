@@ -32,7 +32,7 @@ extensions = [
 
 # --- Execution (myst-nb) -----------------------------------------------------
 # Execute a page only when its code or a file it used (an ffnbook module, a data
-# file) or the requirements changed; the rules live in docs/_ext/bookext/execution.py.
+# file) or the requirements changed; the rules live in docs/_ext/bookext/execution/engine.py.
 nb_execution_mode = "cache"
 # Pages that must execute run this many at a time (0: as many as -j).
 ffnbook_execution_jobs = 0

@@ -1,4 +1,4 @@
-"""A page executes again exactly when something it used changed (docs/_ext/bookext/execution.py).
+"""A page executes again exactly when something it used changed (docs/_ext/bookext/execution/engine.py).
 
 The build tests (marked ``build``) make a small book of their own with the real Makefile and conf.py, in
 a temporary copy of the project, so they can edit ffnbook there freely without
@@ -29,10 +29,10 @@ import nbformat
 import pytest
 from sitecheck import NOTEBOOK_HEADER, ROOT, glued_after
 
-from bookext import kernel_template
-from bookext.execution import Build
-from bookext.kernels import Outcome, Run, execute_notebooks
-from bookext.records import MODIFIED_DURING_RUN, RECORD_FORMAT, Checker, RecordStore
+from bookext.execution import kernel_template
+from bookext.execution.engine import Build
+from bookext.execution.kernels import Outcome, Run, execute_notebooks
+from bookext.execution.records import MODIFIED_DURING_RUN, RECORD_FORMAT, Checker, RecordStore
 
 # Which leaf module each page imports, and which pages read the data file.
 LEAF_OF = {
@@ -501,7 +501,7 @@ def test_every_kernel_computes_with_one_thread_unless_the_builder_says_otherwise
     """OpenBLAS/OpenMP start a thread per CPU in every kernel: ``-j`` kernels at once then
     oversubscribe the CPUs (np.linalg.pinv 1024 x 128 under load: 10 s instead of 0.09 s),
     and the last digits of a page's sums would depend on the machine's CPUs."""
-    from bookext.kernel_template import THREAD_VARIABLES, kernel_threads
+    from bookext.execution.kernel_template import THREAD_VARIABLES, kernel_threads
 
     for name in THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
@@ -564,7 +564,7 @@ def test_a_clean_build_starts_a_page_marked_long_running_first(tmp_path):
     build of the book waited ~6 s longer for trained-ffn); with records, their times decide."""
     from types import SimpleNamespace
 
-    from bookext.execution import UNKNOWN_SECONDS, _run
+    from bookext.execution.engine import UNKNOWN_SECONDS, _run
 
     config = SimpleNamespace(execution_in_temp=False, execution_timeout=60, execution_allow_errors=False)
     page = tmp_path / "page.md"

@@ -1,5 +1,5 @@
 """A build that stops, because a page failed or because it was told to, stops at once and
-cleanly (docs/_ext/bookext/kernels.py, StopOnSignal; execution._stop_executor).
+cleanly (docs/_ext/bookext/execution/kernels.py, StopOnSignal; execution._stop_executor).
 
 Each test builds the tiny executed book of ``tests/roots/test-execution`` with ``sphinx-build``
 in a process group of its own: ``slow`` runs until it is stopped, ``fails`` raises at once,
@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from sitecheck import ROOT
 
-from bookext.kernel_template import KERNELS_FOLDER, process_exists
+from bookext.execution.kernel_template import KERNELS_FOLDER, process_exists
 
 pytestmark = pytest.mark.build
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sphinx.testing.util import SphinxTestApp
 
-from bookext import kernel_template
+from bookext.execution import kernel_template
 
 
 def _build(srcdir: Path, builddir: Path) -> SphinxTestApp:
@@ -183,7 +183,7 @@ def test_a_zombie_build_process_counts_as_gone(tmp_path):
 
 KILL_OWNER = """
 import asyncio, os, signal
-from bookext.kernels import KernelPool
+from bookext.execution.kernels import KernelPool
 pool = KernelPool(["json"])
 asyncio.run(pool._connect())
 print(pool.folder, flush=True)

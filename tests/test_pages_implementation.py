@@ -12,7 +12,7 @@ import pytest
 from sitecheck import figures, glued
 
 import ffnbook
-from bookext.kernel_template import THREAD_VARIABLES
+from bookext.execution.kernel_template import THREAD_VARIABLES
 
 torch = pytest.importorskip("torch")
 from ffnbook import implementation  # noqa: E402
@@ -39,7 +39,7 @@ print(json.dumps({a: implementation.transformer_encoder_ffn_max_diff(params, x, 
 
 def encoder_diffs_on_one_thread() -> dict[str, float]:
     """The encoder-layer differences recomputed as the page's kernel computed them: with every
-    thread variable of bookext.kernel_template at 1 (the last bits of a sum depend on how it is
+    thread variable of bookext.execution.kernel_template at 1 (the last bits of a sum depend on how it is
     split across threads)."""
     env = {**os.environ, **dict.fromkeys(THREAD_VARIABLES, "1")}
     result = subprocess.run(

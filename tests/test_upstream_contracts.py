@@ -21,7 +21,7 @@ def _parameters(function) -> list[str]:
 
 
 def test_myst_nb_looks_up_its_cache_mode_client_by_name_on_each_call():
-    """bookext.mystnb_adapter replaces ``NotebookClientCache`` in myst_nb.core.execute with its own
+    """bookext.execution.mystnb_adapter replaces ``NotebookClientCache`` in myst_nb.core.execute with its own
     client (the records), which works because ``create_client`` reads the module's name."""
     import myst_nb.core.execute as execute
 
@@ -31,7 +31,7 @@ def test_myst_nb_looks_up_its_cache_mode_client_by_name_on_each_call():
 
 
 def test_myst_nbs_client_base_has_what_the_recorded_client_uses():
-    """bookext.mystnb_adapter.recorded_client_class(): start_client, and the attributes it reads and sets."""
+    """bookext.execution.mystnb_adapter.recorded_client_class(): start_client, and the attributes it reads and sets."""
     from myst_nb.core.execute.base import ExecutionError, NotebookClientBase
 
     assert issubclass(ExecutionError, Exception)
@@ -43,7 +43,7 @@ def test_myst_nbs_client_base_has_what_the_recorded_client_uses():
 
 
 def test_myst_nbs_reader_and_config_as_the_execution_plan_uses_them():
-    """bookext.mystnb_adapter.notebook_of reads a page as myst-nb's parser does, before reading."""
+    """bookext.execution.mystnb_adapter.notebook_of reads a page as myst-nb's parser does, before reading."""
     from myst_nb.core.config import NbParserConfig
     from myst_nb.core.nb_to_tokens import nb_node_to_dict
     from myst_nb.core.read import create_nb_reader
@@ -96,7 +96,7 @@ def test_myst_nbs_glue_pieces_the_book_reuses():
 
 
 def test_jupyter_clients_private_hooks_the_kernel_pool_overrides():
-    """bookext.kernels.manager_class overrides two private coroutines of AsyncKernelManager, and
+    """bookext.execution.kernels.manager_class overrides two private coroutines of AsyncKernelManager, and
     PromptlyReadyClient calls two private methods of the client."""
     from jupyter_client.asynchronous import AsyncKernelClient
     from jupyter_client.manager import AsyncKernelManager
@@ -113,7 +113,7 @@ def test_jupyter_clients_private_hooks_the_kernel_pool_overrides():
 
 
 def test_nbclient_asks_for_signal_handlers_and_goes_on_when_the_loop_refuses():
-    """bookext.kernels.ExecutorLoop refuses signal handlers, so that a signal stops every page at
+    """bookext.execution.kernels.ExecutorLoop refuses signal handlers, so that a signal stops every page at
     once (StopOnSignal) rather than one kernel (nbclient's handler, one per client, each replacing
     the last). nbclient's ``async_setup_kernel`` asks for SIGINT and SIGTERM handlers and must take
     the RuntimeError as "not possible here" (as it does outside the main thread), on entering and
@@ -124,7 +124,7 @@ def test_nbclient_asks_for_signal_handlers_and_goes_on_when_the_loop_refuses():
     import nbformat
     from nbclient import NotebookClient
 
-    from bookext.kernels import ExecutorLoop
+    from bookext.execution.kernels import ExecutorLoop
 
     asked = []
 

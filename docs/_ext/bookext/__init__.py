@@ -9,10 +9,10 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.glossary` -- the glossary page, from ``docs/glossary.yml``.
 * :mod:`bookext.readertools` -- term tooltips by expertise level, self-checks, reading tools.
 * :mod:`bookext.downloads` -- the notebook a page's download menu offers.
-* :mod:`bookext.execution` -- when a page's code is executed again (the cache rules), in three
-  layers: :mod:`bookext.records` (the policy: records, what is stale and why),
-  :mod:`bookext.kernels` with ``kernel_template.py`` (processes: kernels forked from a
-  template), :mod:`bookext.mystnb_adapter` (the one place that plugs into myst-nb).
+* :mod:`bookext.execution.engine` -- when a page's code is executed again (the cache rules), in three
+  layers: :mod:`bookext.execution.records` (the policy: records, what is stale and why),
+  :mod:`bookext.execution.kernels` with ``kernel_template.py`` (processes: kernels forked from a
+  template), :mod:`bookext.execution.mystnb_adapter` (the one place that plugs into myst-nb).
 * :mod:`bookext.incremental` -- an incremental or interrupted build publishes what a clean one would.
 * :mod:`bookext.buildlock` -- one build at a time in a build folder.
 * :mod:`bookext.staticsite` -- light, offline, accessible, findable pages, through hooks.

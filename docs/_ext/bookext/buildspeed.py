@@ -108,7 +108,7 @@ def renumbered_pages(app: Sphinx, env) -> list[str]:
 
 
 def setup(app: Sphinx) -> dict:
-    # After bookext.execution's handler (priority 500), which sizes its kernel pool from -j.
+    # After bookext.execution.engine's handler (priority 500), which sizes its kernel pool from -j.
     app.connect("env-before-read-docs", one_process_for_few_pages, priority=900)
     app.connect("write-started", as_many_writers_as_jobs)
     app.connect("builder-inited", collect_less)

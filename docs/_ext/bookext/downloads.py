@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 def mystnb_notebook(app: Sphinx, pagename: str) -> Path:
     """Where myst-nb writes the page as a notebook when it reads the page (beside the html
-    folder), outputs included: in ``cache`` mode bookext.execution's client gives it the
+    folder), outputs included: in ``cache`` mode bookext.execution.engine's client gives it the
     record's outputs whether the page executed in this build or not."""
     return Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
 

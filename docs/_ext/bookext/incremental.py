@@ -1,7 +1,7 @@
 """An incremental build publishes what a clean build of the same sources would.
 
 Sphinx rebuilds incrementally: it reads again only pages whose source changed (and
-the pages :mod:`bookext.execution` names), writes again only those and the pages that
+the pages :mod:`bookext.execution.engine` names), writes again only those and the pages that
 depend on them, and keeps the rest of the output folder. Four things Sphinx leaves
 behind are done here:
 
@@ -47,7 +47,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.index_entries import split_index_msg
 
-from bookext.records import write_atomically
+from bookext.execution.records import write_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -221,7 +221,7 @@ def copy_myst_nb_stylesheet_first(app: Sphinx, builder) -> None:
 
 def setup(app: Sphinx) -> dict:
     app.connect("env-get-outdated", read_unwritten_pages_again)
-    # Before bookext.execution's handler (priority 500) starts executing pages, whose
+    # Before bookext.execution.engine's handler (priority 500) starts executing pages, whose
     # records would make the next build take the pages as read.
     app.connect("env-before-read-docs", note_pages_to_write, priority=400)
     app.connect("doctree-read", keep_index_entries)

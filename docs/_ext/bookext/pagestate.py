@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from bookext.records import write_atomically
+from bookext.execution.records import write_atomically
 
 
 def digest(*parts: bytes) -> str:

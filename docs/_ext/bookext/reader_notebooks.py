@@ -49,7 +49,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from bookext.downloads import is_notebook, mystnb_notebook
-from bookext.execution import imported_packages
+from bookext.execution.engine import imported_packages
 from bookext.myst_markdown import CodeCell, Converter, directives, heading_count, md_escape, myst_parser
 from bookext.notebook_cells import cell_metadata, clean_outputs, plan_code_cells
 from bookext.notebook_setup import launch_urls, notebook_metadata, reader_notebook_uri, setup_cell
@@ -105,7 +105,7 @@ def reader_notebook(app: Sphinx, pagename: str, doctree: nodes.document, execute
         resolver, headings if counted == len(headings) else None, tuple(app.config.myst_enable_extensions)
     )
     # PyTorch, where the page's code imported it when it executed (directly or through
-    # ffnbook): the kernel's probe saw the import statements (bookext.kernel_template).
+    # ffnbook): the kernel's probe saw the import statements (bookext.execution.kernel_template).
     imported = imported_packages(app, pagename)
     if imported is None:
         plan.problems.append("reader notebook: no execution record says which packages the page imported")
@@ -167,7 +167,7 @@ def write_reader_notebook(app: Sphinx, pagename, templatename, context, doctree)
     uri = notebook_uri(app, pagename)
     if doctree is None or uri is None:
         return
-    # The page as myst-nb wrote it, outputs included: bookext.execution's client put the
+    # The page as myst-nb wrote it, outputs included: bookext.execution.engine's client put the
     # record's outputs into it, whether the page executed in this build or not.
     executed = json.loads(mystnb_notebook(app, pagename).read_text(encoding="utf-8"))
     notebook, problems = reader_notebook(app, pagename, doctree, executed)

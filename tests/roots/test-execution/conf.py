@@ -8,5 +8,5 @@ nb_execution_mode = "cache"
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 ffnbook_execution_jobs = 2
-# More pages than jobs: kernels are forked from a template (bookext.kernels.KernelPool).
+# More pages than jobs: kernels are forked from a template (bookext.execution.kernels.KernelPool).
 ffnbook_kernel_preload = ["json"]

@@ -44,12 +44,12 @@ the staleness rule.
 
 Where the parts live
 --------------------
-* :mod:`bookext.records` -- the policy, pure functions and files only: what a page's
+* :mod:`bookext.execution.records` -- the policy, pure functions and files only: what a page's
   outputs depend on, why a record is stale, the record store.
-* :mod:`bookext.kernels` and ``kernel_template.py`` -- the processes: kernels forked
+* :mod:`bookext.execution.kernels` and ``kernel_template.py`` -- the processes: kernels forked
   from a warm template, run several at a time; every jupyter_client override is there
   (checked by tests/test_upstream_contracts.py).
-* :mod:`bookext.mystnb_adapter` -- the one place that plugs into myst-nb (its ``cache``
+* :mod:`bookext.execution.mystnb_adapter` -- the one place that plugs into myst-nb (its ``cache``
   mode client, and reading a page as myst-nb will); every myst-nb internal is there.
 * This module -- the Sphinx side: one build's state (:class:`Build`), which pages
   execute and when (in a child process beside reading), and the Sphinx event handlers.
@@ -77,9 +77,9 @@ How it works
   first), while Sphinx reads the other pages (the API page's autodoc, for one); the
   reader of an executing page waits for its result. When more pages must execute than
   can run at once, each gets a fresh kernel forked from a template that has already
-  imported ``ffnbook_kernel_preload`` and no project code (:mod:`bookext.kernels`);
+  imported ``ffnbook_kernel_preload`` and no project code (:mod:`bookext.execution.kernels`);
   otherwise kernels start from scratch. Every kernel computes with one BLAS/OpenMP
-  thread (:func:`bookext.kernel_template.kernel_threads` says why). A page found stale
+  thread (:func:`bookext.execution.kernel_template.kernel_threads` says why). A page found stale
   while being read (edited
   during the build) is executed there. Where the child cannot be forked (threads
   running), the pages execute first, then Sphinx reads.
@@ -98,7 +98,7 @@ How it works
   the executor with SIGTERM; Ctrl-C (SIGINT to the process group) and SIGTERM stop it
   themselves, and so does the end of the build's process. Stopped, it kills every kernel,
   closes the template (its folder removed), starts no other page and reports none it cut
-  short: only pages that failed on their own are reported (:class:`bookext.kernels.StopOnSignal`).
+  short: only pages that failed on their own are reported (:class:`bookext.execution.kernels.StopOnSignal`).
   After reading, the executor has run every page and ends by itself; it is waited for.
 * **Quiet kernels.** Kernels log errors only (an IPython profile in the build folder):
   each start would otherwise warn that local TCP is not encrypted, hiding real warnings.

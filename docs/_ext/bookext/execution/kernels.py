@@ -9,7 +9,7 @@ child forked from it, through jupyter_client's kernel provisioner API
 directory, environment and empty namespace; the template never imports project code.
 
 Every kernel, forked or not, gets the thread settings of
-:func:`bookext.kernel_template.kernel_threads` in its environment (one BLAS/OpenMP thread).
+:func:`bookext.execution.kernel_template.kernel_threads` in its environment (one BLAS/OpenMP thread).
 
 When a kernel cannot be forked (no template, another Python, a different environment,
 no ``os.pidfd_open``) it is started the ordinary way, through ``kernel_template.py kernel``
@@ -414,7 +414,9 @@ class ExecutorLoop(asyncio.SelectorEventLoop):
     """
 
     def add_signal_handler(self, sig, callback, *args):
-        raise RuntimeError("the notebook executor handles SIGINT and SIGTERM itself (bookext.kernels.StopOnSignal)")
+        raise RuntimeError(
+            "the notebook executor handles SIGINT and SIGTERM itself (bookext.execution.kernels.StopOnSignal)"
+        )
 
 
 class ExecutionStopped(Exception):

@@ -1,7 +1,7 @@
 """Kernel processes of the build: a warm template that forks one fresh kernel per page,
 and the probe that records, inside each kernel, which project files and packages the page used.
 
-This file runs as a script, never inside Sphinx (:mod:`bookext.kernels` starts it), and
+This file runs as a script, never inside Sphinx (:mod:`bookext.execution.kernels` starts it), and
 imports only the standard library at the top, so that a kernel holds nothing of the build.
 
 ``python kernel_template.py serve SOCKET OWNER_PID MODULE,MODULE,...``
@@ -49,8 +49,8 @@ IMPORT_SYSTEM = ("<frozen importlib._bootstrap_external>", "<frozen zipimport>")
 #: Environment variables that may differ between the template and a kernel: set per kernel by
 #: jupyter_client, or terminal sizes (read when used, never at import; test runners set them).
 PER_KERNEL_ENV = ("JPY_", "PYDEVD_", "COLUMNS", "LINES")
-#: This file's folder (the build's own code), never a page's dependency.
-THIS_FOLDER = os.path.dirname(os.path.abspath(__file__))
+#: bookext's folder (the build's own code), never a page's dependency.
+BOOKEXT_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: The Matplotlib backend ipykernel selects; Matplotlib reads it once, at import.
 DEFAULT_BACKEND = "module://matplotlib_inline.backend_inline"
 #: The thread pools a kernel's NumPy and torch size from the environment when they load:
@@ -131,7 +131,7 @@ def install_probe() -> types.ModuleType:
 
     def report(roots: list[str], excluded: list[str]) -> str:
         inside_roots = tuple(os.path.join(os.path.realpath(r), "") for r in roots)
-        outside = tuple(os.path.join(os.path.realpath(e), "") for e in [*excluded, THIS_FOLDER])
+        outside = tuple(os.path.join(os.path.realpath(e), "") for e in [*excluded, BOOKEXT_FOLDER])
 
         # Import locations (sys.path entries) are opened and listed by the import machinery
         # and by importlib.metadata; what a page imports is known from sys.modules instead.

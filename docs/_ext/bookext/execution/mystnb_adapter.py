@@ -5,7 +5,7 @@ that client is ``myst_nb.core.execute.NotebookClientCache`` (jupyter-cache). mys
 no setting for a client of one's own: ``create_client`` looks that name up in its module
 on each call, so :func:`serve_cache_mode_from_records` rebinds it to
 :func:`recorded_client_class`'s client, which gives the page the outputs of its record
-(:mod:`bookext.records`) or has :mod:`bookext.execution` execute it; the engine hands in
+(:mod:`bookext.execution.records`) or has :mod:`bookext.execution.engine` execute it; the engine hands in
 what the client needs of it (:class:`Engine`), so this module never imports the engine. Were
 ``create_client`` to take a client class (or a kernel manager) from the configuration,
 that setting would replace the rebinding.
@@ -51,7 +51,7 @@ def outputs_into(notebook, record: dict) -> None:
 class Engine:
     """What the client needs of the execution engine, handed in by it (no import back)."""
 
-    #: This build's state (:class:`bookext.execution.Build`), None outside a prepared build.
+    #: This build's state (:class:`bookext.execution.engine.Build`), None outside a prepared build.
     current_build: Callable[[], object | None]
     #: Execute one page now, while it is read: (build, docname, notebook, nb_config, path) -> outcome.
     execute_now: Callable[..., object]
@@ -68,7 +68,7 @@ def recorded_client_class(engine: Engine):
         def start_client(self) -> None:
             build = engine.current_build()
             if build is None or self.path is None:
-                raise ExtensionError("bookext.execution: a notebook is read outside a prepared build")
+                raise ExtensionError("bookext.execution.engine: a notebook is read outside a prepared build")
             docname = build.docname(self.path)
             code = code_hash(self.notebook, self.nb_config)
             result = build.result(docname, code)
@@ -133,7 +133,7 @@ def serve_cache_mode_from_records(engine: Engine) -> None:
 
     if not hasattr(execute, "NotebookClientCache") or not callable(getattr(execute, "create_client", None)):
         raise ExtensionError(
-            "bookext.execution: myst-nb no longer has NotebookClientCache/create_client; "
+            "bookext.execution.engine: myst-nb no longer has NotebookClientCache/create_client; "
             "this extension must follow its new execution API"
         )
     execute.NotebookClientCache = recorded_client_class(engine)  # create_client() looks the name up on each call

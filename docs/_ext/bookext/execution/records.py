@@ -1,5 +1,5 @@
 """Execution records and when they are stale: the execution engine's policy, with no process,
-kernel or Sphinx in it (:mod:`bookext.execution` says when and why pages execute).
+kernel or Sphinx in it (:mod:`bookext.execution.engine` says when and why pages execute).
 
 * **What a page's outputs depend on** (:func:`code_hash`, :class:`Checker`): its code cells
   and how they run, the SHA-256 of every project file it used (modules imported, files
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-DOCS = Path(__file__).resolve().parents[2]  # docs/: the pages and, beside them, this extension
+DOCS = Path(__file__).resolve().parents[3]  # docs/: the pages and, beside them, this extension
 ROOT = DOCS.parent
 #: How pages are rendered, not what their code computes.
 RENDERING = (DOCS / "_ext", DOCS / "_static", DOCS / "_templates", DOCS / "glossary.yml")
