@@ -198,7 +198,7 @@ def test_editing_a_leaf_module_or_a_data_file_executes_exactly_the_pages_that_us
     out = built(project)
     importers = {name for name, module in LEAF_OF.items() if module == "leaf_a"}
     assert executed(out) == dict.fromkeys(importers, "ffnbook/leaf_a.py changed"), out[-4000:]
-    # Three pages to read: Sphinx's worker processes are not forked (bookext.buildspeed).
+    # Three pages to read: Sphinx's worker processes are not forked (bookext.builds.buildspeed).
     assert "3 pages to read: reading and writing in one process" in out
     # The executed pages show the new value; the others were right to keep the old one.
     assert {name: shown(project, name) for name in LEAF_OF} == {

@@ -1,5 +1,5 @@
-"""An incremental build publishes what a clean build would (docs/_ext/bookext/incremental.py),
-and one build at a time uses a build folder (bookext.buildlock); in-process, on tiny books."""
+"""An incremental build publishes what a clean build would (docs/_ext/bookext/builds/incremental.py),
+and one build at a time uses a build folder (bookext.builds.buildlock); in-process, on tiny books."""
 
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ time.sleep(float(sys.argv[2]))
 def test_a_second_build_of_a_folder_waits_for_the_first_and_says_so(tmp_path):
     srcdir = tmp_path / "src"
     srcdir.mkdir()
-    (srcdir / "conf.py").write_text('extensions = ["bookext.buildlock"]\n')
+    (srcdir / "conf.py").write_text('extensions = ["bookext.builds.buildlock"]\n')
     (srcdir / "index.rst").write_text("Tiny\n====\n")
     builddir = tmp_path / "build"
     builddir.mkdir()

@@ -66,7 +66,7 @@ def test_myst_nbs_reader_and_config_as_the_execution_plan_uses_them():
 
 
 def test_myst_nb_copies_its_stylesheet_with_one_function():
-    """bookext.incremental runs it before the pages are written (myst-nb runs it at build-finished)."""
+    """bookext.builds.incremental runs it before the pages are written (myst-nb runs it at build-finished)."""
     from myst_nb.sphinx_ext import add_global_html_resources
 
     assert _parameters(add_global_html_resources) == ["app", "exception"]
@@ -154,7 +154,7 @@ def test_nbclient_asks_for_signal_handlers_and_goes_on_when_the_loop_refuses():
 
 
 def test_sphinxs_search_indexer_keeps_index_entries_where_the_book_restores_them():
-    """bookext.incremental restores each page's index entries (sphinx-doc/sphinx#12599)."""
+    """bookext.builds.incremental restores each page's index entries (sphinx-doc/sphinx#12599)."""
     from sphinx.search import IndexBuilder
     from sphinx.util.index_entries import split_index_msg
 
@@ -169,12 +169,12 @@ def test_sphinxs_search_indexer_keeps_index_entries_where_the_book_restores_them
         assert name in source, name
     assert split_index_msg("single", "a; b") == ["a", "b"]
     # The bug the workaround is for: loading a saved index does not bring the entries back.
-    # When this fails, Sphinx fixed it: remove the index-entry part of bookext.incremental.
+    # When this fails, Sphinx fixed it: remove the index-entry part of bookext.builds.incremental.
     assert "indexentries" not in inspect.getsource(IndexBuilder.load)
 
 
 def test_sphinx_saves_the_environment_before_writing_and_says_what_it_writes_next_time_by_source_date():
-    """Why bookext.incremental journals the pages a build reads."""
+    """Why bookext.builds.incremental journals the pages a build reads."""
     from sphinx.builders import Builder
     from sphinx.builders.html import StandaloneHTMLBuilder
 

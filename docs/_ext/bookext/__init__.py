@@ -13,8 +13,8 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
   layers: :mod:`bookext.execution.records` (the policy: records, what is stale and why),
   :mod:`bookext.execution.kernels` with ``kernel_template.py`` (processes: kernels forked from a
   template), :mod:`bookext.execution.mystnb_adapter` (the one place that plugs into myst-nb).
-* :mod:`bookext.incremental` -- an incremental or interrupted build publishes what a clean one would.
-* :mod:`bookext.buildlock` -- one build at a time in a build folder.
+* :mod:`bookext.builds.incremental` -- an incremental or interrupted build publishes what a clean one would.
+* :mod:`bookext.builds.buildlock` -- one build at a time in a build folder.
 * :mod:`bookext.staticsite` -- light, offline, accessible, findable pages, through hooks.
 * :mod:`bookext.figurealt` -- alt text of glued figures from the figure functions themselves.
 * :mod:`bookext.citations` -- author–year citations that never print the same text twice.
@@ -29,9 +29,9 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
   resolves), :mod:`bookext.notebook_setup` (setup cell, pins, Binder).
 * :mod:`bookext.copycode` -- a Copy button on every code cell.
 * :mod:`bookext.navigation` -- the sidebar toggles' keyboard focus; section links close the drawer.
-* :mod:`bookext.buildspeed` -- fewer forks and collections in a small rebuild; figures numbered
+* :mod:`bookext.builds.buildspeed` -- fewer forks and collections in a small rebuild; figures numbered
   only after a page was read.
-* :mod:`bookext.pagestate` -- what a step that reads every built page made of each, kept for the
+* :mod:`bookext.builds.pagestate` -- what a step that reads every built page made of each, kept for the
   next build, so it redoes its work only for pages that changed.
 * :mod:`bookext.numbers` -- glued numbers in the book's format (no "0.00e+00").
 * :mod:`bookext.listings` -- listings of ffnbook's code without API markup, methods in their class.
@@ -51,8 +51,8 @@ PARTS = (
     "bookext.glossary",
     "bookext.readertools",
     "bookext.execution",
-    "bookext.incremental",
-    "bookext.buildlock",
+    "bookext.builds.incremental",
+    "bookext.builds.buildlock",
     "bookext.staticsite",
     "bookext.figurealt",
     "bookext.downloads",
@@ -65,7 +65,7 @@ PARTS = (
     "bookext.reader_notebooks",
     "bookext.copycode",
     "bookext.navigation",
-    "bookext.buildspeed",
+    "bookext.builds.buildspeed",
     "bookext.numbers",
     "bookext.listings",
     "bookext.figurelinks",

@@ -54,7 +54,7 @@ from typing import NamedTuple
 from sphinx.application import Sphinx
 from sphinx.errors import SphinxError
 
-from bookext.pagestate import built_pages, code_version, digest, read_record, write_record
+from bookext.builds.pagestate import built_pages, code_version, digest, read_record, write_record
 
 FONT_DIR = Path(__file__).resolve().parents[2] / "_static" / "fonts"
 FONT_FILE = FONT_DIR / "ffnbook-math.woff2"

@@ -58,8 +58,8 @@ from sphinx.application import Sphinx
 from sphinx.errors import SphinxError
 
 from bookext import publishing
+from bookext.builds.pagestate import built_pages, code_version, digest, read_record, write_record
 from bookext.execution.records import write_atomically
-from bookext.pagestate import built_pages, code_version, digest, read_record, write_record
 from bookext.publishing import live_reload_script, with_script_hashes
 
 

@@ -35,7 +35,7 @@ from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from bookext.pagestate import built_pages, code_version, digest, read_record, write_record
+from bookext.builds.pagestate import built_pages, code_version, digest, read_record, write_record
 
 logger = logging.getLogger(__name__)
 

@@ -231,7 +231,7 @@ def bundle_stylesheets(outdir: Path, styles: list) -> list:
 def stylesheets_before_the_pages(app: Sphinx, builder) -> None:
     """myst-nb copies its stylesheet only when the build finishes; the bundle of a page's
     stylesheets is made while the page is written, so it must be there, as it will be, before."""
-    from bookext.incremental import copy_myst_nb_stylesheet_first
+    from bookext.builds.incremental import copy_myst_nb_stylesheet_first
 
     copy_myst_nb_stylesheet_first(app, builder)
     if builder.format == "html" and "pydata_sphinx_theme" in app.extensions:

@@ -88,7 +88,7 @@ How it works
   build sharing the records executed it: ``make pdf``, or a build stopped after executing
   it); a hash over the build machinery is kept in Sphinx's environment, and when it
   changes every page is re-read (rendered again from its record). A page read but not
-  yet written when a build stopped is read again by the next one (:mod:`bookext.incremental`).
+  yet written when a build stopped is read again by the next one (:mod:`bookext.builds.incremental`).
 * **Failures.** Every failing page is reported with the failing cell's traceback as soon
   as it has run; reading the first one then stops the build (``nb_execution_raise_on_error``).
   A failed page leaves no record (only a note for this build's reader), so it executes

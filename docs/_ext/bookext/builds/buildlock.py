@@ -64,6 +64,6 @@ def release_lock(app: Sphinx, exception) -> None:
 def setup(app: Sphinx) -> dict:
     # Before every other config-inited handler, some of which write into the build folder.
     app.connect("config-inited", take_lock, priority=100)
-    # After everything else the build does (bookext.incremental's journal: priority 1000).
+    # After everything else the build does (bookext.builds.incremental's journal: priority 1000).
     app.connect("build-finished", release_lock, priority=1001)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

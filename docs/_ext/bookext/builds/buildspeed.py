@@ -83,7 +83,7 @@ def number_figures_only_after_reading(app: Sphinx) -> None:
     ]
     if len(handlers) != 1:
         raise ExtensionError(
-            "bookext.buildspeed: expected one env-get-updated handler of Sphinx's TocTreeCollector, "
+            "bookext.builds.buildspeed: expected one env-get-updated handler of Sphinx's TocTreeCollector, "
             f"found {len(handlers)}: Sphinx changed (see number_figures_only_after_reading)"
         )
     app.disconnect(handlers[0].id)
