@@ -359,7 +359,7 @@ PAGES_WITH_MEASURED_TIMES = (
     "execution-statistics",  # how long each page took to execute
     "compute",  # measured forward-pass times, in the prose, a table and a figure
 )
-# The archive of every reader notebook (bookext.notebook_setup.ARCHIVE), so it holds theirs too.
+# The archive of every reader notebook (bookext.notebooks.notebook_setup.ARCHIVE), so it holds theirs too.
 NOTEBOOKS_ARCHIVE = "ffnbook-notebooks.zip"
 
 

@@ -1,4 +1,4 @@
-"""What a reader's notebook installs (docs/_ext/bookext/notebook_setup.py): the setup cell, run
+"""What a reader's notebook installs (docs/_ext/bookext/notebooks/notebook_setup.py): the setup cell, run
 in a clean interpreter with an ffnbook from the pinned commit, from another one, or none; the
 archive of all notebooks; the commit a build pins."""
 
@@ -11,7 +11,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from bookext.notebook_setup import built_commit, setup_cell_source, uncommitted_package_files, write_archive
+from bookext.notebooks.notebook_setup import built_commit, setup_cell_source, uncommitted_package_files, write_archive
 
 PINNED = "0123456789abcdef0123456789abcdef01234567"
 SPEC = f"ffnbook @ git+https://github.com/ffnbook/ffnbook@{PINNED}"

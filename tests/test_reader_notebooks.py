@@ -12,8 +12,8 @@ import re
 import pytest
 from sitecheck import DOCS, glued, soup_of
 
-from bookext.myst_markdown import CodeCell, Converter, Resolver, md_escape
-from bookext.notebook_cells import names, strip_glue
+from bookext.notebooks.myst_markdown import CodeCell, Converter, Resolver, md_escape
+from bookext.notebooks.notebook_cells import names, strip_glue
 from ffnbook.display import format_number
 
 # MyST left in Markdown: a role, a directive fence, a target line, a block break.
@@ -209,7 +209,7 @@ def test_targets_comments_and_block_breaks_go_and_blank_lines_stay():
 
 
 def test_directives_are_found_nested_and_headings_counted_outside_them():
-    from bookext.myst_markdown import directives, heading_count
+    from bookext.notebooks.myst_markdown import directives, heading_count
 
     text = (
         "# One\n\n::::{tab-set}\n:::{glue:figure} k_fig\n:name: fig-k\n:::\n::::\n\n"

@@ -82,7 +82,7 @@ def test_404_page_and_favicon(site):
 
 def test_one_download_menu_offers_the_notebook_and_the_source(site):
     """Each chapter page offers its downloads in one place, the theme's download menu: its
-    MyST source, and for a notebook page the reader's notebook (bookext.reader_notebooks: the
+    MyST source, and for a notebook page the reader's notebook (bookext.notebooks.reader_notebooks: the
     one Colab and Binder open), with numbered cell ids so that two builds offer one file."""
     for name in chapter_pages(site):
         soup = soup_of(site, name)

@@ -82,7 +82,7 @@ def test_myst_nbs_hidden_cell_node_carries_its_prompts():
 
 
 def test_myst_nbs_glue_pieces_the_book_reuses():
-    """bookext.figurealt (glue figures' alt text) and bookext.reader_notebooks (glued text)."""
+    """bookext.figurealt (glue figures' alt text) and bookext.notebooks.reader_notebooks (glued text)."""
     from myst_nb.core.variables import format_plain_text
     from myst_nb.ext.glue.directives import PasteFigureDirective
     from myst_nb.ext.glue.utils import RetrievalError, retrieve_glue_data
@@ -205,7 +205,7 @@ def test_sphinxs_events_the_book_connects_to_exist():
 
 
 def test_sphinxs_literalinclude_reader_and_math_numbering():
-    """bookext.reader_notebooks (literalinclude in notebooks) and bookext.mathml (equation numbers)."""
+    """bookext.notebooks.reader_notebooks (literalinclude in notebooks) and bookext.mathml (equation numbers)."""
     from sphinx.directives.code import LiteralIncludeReader
     from sphinx.util.math import get_node_equation_number
 
@@ -217,7 +217,7 @@ def test_sphinxs_literalinclude_reader_and_math_numbering():
 
 
 def test_myst_parsers_markdown_it_tokens_the_reader_notebooks_read():
-    """bookext.myst_markdown reads MyST with ``create_md_parser(MdParserConfig(...))`` and relies
+    """bookext.notebooks.myst_markdown reads MyST with ``create_md_parser(MdParserConfig(...))`` and relies
     on these token types and fields: a role's name in ``meta`` with its content, a directive's
     ``{name} argument`` in a fence's ``info``, a block's source lines in ``map``."""
     from markdown_it.renderer import RendererHTML

@@ -8,7 +8,7 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.mathfont` -- the site's own math font, cut to what the book uses.
 * :mod:`bookext.glossary` -- the glossary page, from ``docs/glossary.yml``.
 * :mod:`bookext.readertools` -- term tooltips by expertise level, self-checks, reading tools.
-* :mod:`bookext.downloads` -- the notebook a page's download menu offers.
+* :mod:`bookext.notebooks.downloads` -- the notebook a page's download menu offers.
 * :mod:`bookext.execution.engine` -- when a page's code is executed again (the cache rules), in three
   layers: :mod:`bookext.execution.records` (the policy: records, what is stale and why),
   :mod:`bookext.execution.kernels` with ``kernel_template.py`` (processes: kernels forked from a
@@ -23,10 +23,10 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.explorables` -- interactive figures computed in the browser, no kernel.
 * :mod:`bookext.problems` -- numeric problems checked against the answers the build computed.
 * :mod:`bookext.previews` -- hover and focus previews of figures, equations, sections, citations.
-* :mod:`bookext.reader_notebooks` -- each page as a notebook a reader runs anywhere;
-  launch buttons (Colab, Binder) and downloads point at it. Its parts: :mod:`bookext.notebook_cells`
-  (code cells), :mod:`bookext.myst_markdown` (Markdown), :mod:`bookext.site_resolver` (what Sphinx
-  resolves), :mod:`bookext.notebook_setup` (setup cell, pins, Binder).
+* :mod:`bookext.notebooks.reader_notebooks` -- each page as a notebook a reader runs anywhere;
+  launch buttons (Colab, Binder) and downloads point at it. Its parts: :mod:`bookext.notebooks.notebook_cells`
+  (code cells), :mod:`bookext.notebooks.myst_markdown` (Markdown), :mod:`bookext.notebooks.site_resolver` (what Sphinx
+  resolves), :mod:`bookext.notebooks.notebook_setup` (setup cell, pins, Binder).
 * :mod:`bookext.copycode` -- a Copy button on every code cell.
 * :mod:`bookext.navigation` -- the sidebar toggles' keyboard focus; section links close the drawer.
 * :mod:`bookext.builds.buildspeed` -- fewer forks and collections in a small rebuild; figures numbered
@@ -55,14 +55,14 @@ PARTS = (
     "bookext.builds.buildlock",
     "bookext.staticsite",
     "bookext.figurealt",
-    "bookext.downloads",
+    "bookext.notebooks.downloads",
     "bookext.citations",
     "bookext.postprocess",
     "bookext.publishing",
     "bookext.explorables",
     "bookext.problems",
     "bookext.previews",
-    "bookext.reader_notebooks",
+    "bookext.notebooks.reader_notebooks",
     "bookext.copycode",
     "bookext.navigation",
     "bookext.builds.buildspeed",

@@ -12,7 +12,7 @@ are for the API pages, not for a reader of a listing:
   ``...`` are put above it, so the indentation reads as Python. A piece cut out of a
   function's body (``:start-at:``) is dedented to its own left margin.
 
-The same text goes to the reader's notebooks (:mod:`bookext.reader_notebooks`).
+The same text goes to the reader's notebooks (:mod:`bookext.notebooks.reader_notebooks`).
 """
 
 from __future__ import annotations

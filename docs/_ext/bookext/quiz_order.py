@@ -2,7 +2,7 @@
 
 Authors tend to write the right option first; readers should not learn where to
 look. Every view of a question (the page, by :mod:`bookext.readertools`, and the
-reader's notebook, by :mod:`bookext.myst_markdown`) lists the options in this one
+reader's notebook, by :mod:`bookext.notebooks.myst_markdown`) lists the options in this one
 order, so "(b)" means the same option everywhere. Nothing here imports Sphinx.
 """
 

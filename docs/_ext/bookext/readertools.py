@@ -12,7 +12,7 @@
 * Every page's article header carries the reading tools
   (``docs/_templates/reading-tools.html``): the expertise level and the
   clickable-references switch. (Downloads are the theme's download menu:
-  :mod:`bookext.downloads`.)
+  :mod:`bookext.notebooks.downloads`.)
 
 Ids are numbered per page in reading order, so two builds give the same HTML.
 """

@@ -1,6 +1,6 @@
 """MyST text to plain Markdown that Jupyter, JupyterLab and Colab render as the site does.
 
-Used by :mod:`bookext.reader_notebooks` for the Markdown cells of a reader's
+Used by :mod:`bookext.notebooks.reader_notebooks` for the Markdown cells of a reader's
 notebook. The MyST source is read by the parser Sphinx reads it with: myst-parser's
 markdown-it (:func:`myst_parser.parsers.mdit.create_md_parser`, with the book's
 ``myst_enable_extensions``), so what is a role, a directive, a target, a comment, math

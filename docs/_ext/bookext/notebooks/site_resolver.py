@@ -1,6 +1,6 @@
 """How a reader notebook's Markdown shows what the site resolves: the Sphinx-environment side.
 
-:class:`SiteResolver` is the :class:`bookext.myst_markdown.Resolver` of a real build: it
+:class:`SiteResolver` is the :class:`bookext.notebooks.myst_markdown.Resolver` of a real build: it
 answers the converter's questions (a glued value, a citation, a glossary term, a
 cross-reference, a figure number, a literalinclude, an image) from the Sphinx
 environment, the glue data myst-nb wrote and the bibliography, as the built site shows
@@ -18,7 +18,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from bookext.myst_markdown import CodeCell, Resolver, details, md_escape
+from bookext.notebooks.myst_markdown import CodeCell, Resolver, details, md_escape
 
 
 class SiteResolver(Resolver):

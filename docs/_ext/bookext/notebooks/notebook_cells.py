@@ -1,6 +1,6 @@
 """Cell surgery for reader notebooks: a page's code cells without the build's plumbing.
 
-:mod:`bookext.reader_notebooks` assembles a reader's notebook; this module decides what
+:mod:`bookext.notebooks.reader_notebooks` assembles a reader's notebook; this module decides what
 becomes of each code cell, from the cells alone (no Sphinx):
 
 * :func:`strip_glue` removes ``myst_nb`` imports and glue calls (a displayed glue

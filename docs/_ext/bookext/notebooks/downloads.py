@@ -6,7 +6,7 @@ notebook (``.ipynb``) when the page context names one in ``ipynb_source``, as a 
 in the site's ``_sources/``. For each notebook page the book names that file
 (:func:`link_notebook_download`) and writes it (:func:`write_notebook_downloads`),
 after the theme and myst-nb have written theirs: the reader's notebook that
-:mod:`bookext.reader_notebooks` made of the page (the one Colab and Binder open).
+:mod:`bookext.notebooks.reader_notebooks` made of the page (the one Colab and Binder open).
 A project without that part (the theme tests' tiny book, tests/roots/test-theme) gets
 what :func:`reader_notebook` makes of myst-nb's notebook instead; the book itself
 never takes that path.
@@ -20,7 +20,7 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from bookext.notebook_setup import reader_notebook_uri
+from bookext.notebooks.notebook_setup import reader_notebook_uri
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def write_notebook_downloads(app: Sphinx, exception) -> None:
         if not source.exists():
             logger.warning("no notebook %s to offer for download", source, location=pagename)
             continue
-        written = Path(app.outdir) / reader_notebook_uri(pagename)  # by bookext.reader_notebooks
+        written = Path(app.outdir) / reader_notebook_uri(pagename)  # by bookext.notebooks.reader_notebooks
         if written.exists():
             text = written.read_text(encoding="utf-8")
         else:

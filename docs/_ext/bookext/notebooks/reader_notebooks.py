@@ -11,30 +11,30 @@ glue data (``<build>/jupyter_execute/<page>.glue.json``):
   repository, at the commit the site was built from) and, if the page's code
   imported it when it executed (its execution record says), the CPU build of
   PyTorch, each only where it is missing; where everything is
-  installed it installs nothing (:mod:`bookext.notebook_setup`);
+  installed it installs nothing (:mod:`bookext.notebooks.notebook_setup`);
 * **code cells** without the plumbing: no ``myst_nb`` import and no glue call;
   a hidden (``remove-cell``) cell is kept only if a later cell uses a name it
   defines or it does something besides defining names; a glued figure is
   drawn by a code cell where the page shows it, followed by its caption;
   folded cells stay folded (``jupyter.source_hidden``);
-* **Markdown cells** through :mod:`bookext.myst_markdown`: glued values as the
+* **Markdown cells** through :mod:`bookext.notebooks.myst_markdown`: glued values as the
   site shows them, citations author-year with the page's reference list at the
   end, glossary terms and cross-references as links to the published site,
   admonitions as block quotes, dropdowns and self-checks as ``<details>``,
   math left as ``$...$``, headings and figures numbered as on the site.
 
-The converter's parts, by job: :mod:`bookext.notebook_cells` (cell surgery: plumbing
+The converter's parts, by job: :mod:`bookext.notebooks.notebook_cells` (cell surgery: plumbing
 out, where each glued figure is drawn, which hidden cells stay),
-:mod:`bookext.myst_markdown` (MyST to Markdown, with no Sphinx),
-:mod:`bookext.site_resolver` (what the Sphinx environment resolves: glue, citations,
-terms, references, numbers), :mod:`bookext.notebook_setup` (the setup cell, pins and
+:mod:`bookext.notebooks.myst_markdown` (MyST to Markdown, with no Sphinx),
+:mod:`bookext.notebooks.site_resolver` (what the Sphinx environment resolves: glue, citations,
+terms, references, numbers), :mod:`bookext.notebooks.notebook_setup` (the setup cell, pins and
 Binder files) and this module (the notebook assembled, and the Sphinx hooks).
 
 The same folder gets a Binder environment of its own (``binder/``: Python,
 the package, CPU torch; no test tools). It is what the Pages workflow
 publishes (the ``notebooks`` branch, and a tag per built commit), and the launch
 buttons (Colab, Binder) point at these notebooks; the download menu offers the same
-file (:mod:`bookext.downloads`); :mod:`bookext.notebook_setup` pins all of it.
+file (:mod:`bookext.notebooks.downloads`); :mod:`bookext.notebooks.notebook_setup` pins all of it.
 A role or directive the converter does not know, or plumbing it cannot
 remove, is a build warning that names the page (so ``make html`` fails).
 """
@@ -48,12 +48,12 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from bookext.downloads import is_notebook, mystnb_notebook
 from bookext.execution.engine import imported_packages
-from bookext.myst_markdown import CodeCell, Converter, directives, heading_count, md_escape, myst_parser
-from bookext.notebook_cells import cell_metadata, clean_outputs, plan_code_cells
-from bookext.notebook_setup import launch_urls, notebook_metadata, reader_notebook_uri, setup_cell
-from bookext.site_resolver import SiteResolver, is_image
+from bookext.notebooks.downloads import is_notebook, mystnb_notebook
+from bookext.notebooks.myst_markdown import CodeCell, Converter, directives, heading_count, md_escape, myst_parser
+from bookext.notebooks.notebook_cells import cell_metadata, clean_outputs, plan_code_cells
+from bookext.notebooks.notebook_setup import launch_urls, notebook_metadata, reader_notebook_uri, setup_cell
+from bookext.notebooks.site_resolver import SiteResolver, is_image
 
 logger = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ def notebook_uri(app: Sphinx, pagename: str) -> str | None:
 def write_reader_notebook(app: Sphinx, pagename, templatename, context, doctree) -> None:
     """Write the page's reader notebook; point the launch buttons at it.
 
-    The download menu offers the same notebook as ``_sources/<page>.ipynb`` (bookext.downloads).
+    The download menu offers the same notebook as ``_sources/<page>.ipynb`` (bookext.notebooks.downloads).
     """
     uri = notebook_uri(app, pagename)
     if doctree is None or uri is None:
@@ -197,7 +197,7 @@ def _point_launch_buttons(app: Sphinx, pagename: str, context: dict) -> None:
 
 def setup(app: Sphinx) -> dict:
     # What the notebooks install and where they open (the commit, the setup cell, Binder).
-    app.setup_extension("bookext.notebook_setup")
+    app.setup_extension("bookext.notebooks.notebook_setup")
     # After the theme's launch and download buttons (priority 501) exist.
     app.connect("html-page-context", write_reader_notebook, priority=600)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
