@@ -70,7 +70,7 @@ numfig = True  # figures are numbered, so prose can say "Figure 3"
 # --- Citations ------------------------------------------------------------------
 bibtex_bibfiles = ["docs/references.bib"]  # relative to the conf dir (the root)
 bibtex_default_style = "plain"
-bibtex_reference_style = "author_year_round"  # (Vaswani et al., 2017): docs/_ext/bookext/citations.py
+bibtex_reference_style = "author_year_round"  # (Vaswani et al., 2017): docs/_ext/bookext/content/citations.py
 
 # --- API documentation ------------------------------------------------------------
 autodoc_typehints = "none"  # signatures stay readable; types are described in the docstrings

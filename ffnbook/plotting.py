@@ -330,7 +330,7 @@ class BookFigure:
     needs, written by the figure function from the same values it plots. Its
     plain-text form (``repr``) is exactly that text, so a page's
     ``{glue:figure}`` without an ``:alt:`` option uses it (the book's
-    ``bookext.figurealt``), and no number in the alt text is ever typed by hand.
+    ``bookext.content.figurealt``), and no number in the alt text is ever typed by hand.
     """
 
     def __init__(self, figure: Figure, description: str):

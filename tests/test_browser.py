@@ -113,7 +113,7 @@ def test_advanced_level_explains_fewer_terms_and_persists(server, page):
 
 
 def test_the_level_offered_matches_the_glossary_levels(server, page):
-    from bookext.glossary_data import LEVELS
+    from bookext.content.glossary_data import LEVELS
 
     page.goto(server + PAGE)
     options = page.eval_on_selector_all("#ffn-expertise option", "os => os.map(o => o.value)")

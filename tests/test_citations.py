@@ -9,7 +9,7 @@ import pytest
 from pybtex.database import parse_file
 from sitecheck import DOCS, soup_of
 
-from bookext.citations import citation_author, disambiguate_years
+from bookext.content.citations import citation_author, disambiguate_years
 
 
 def entries():

@@ -262,7 +262,7 @@ def test_editing_how_pages_look_re_renders_every_page_and_executes_none(built_pr
     assert "re-reading every page" in out
     assert executed(out) == {}
 
-    for edited in ("glossary.yml", "_templates/layout.html", "_ext/bookext/mathml.py"):
+    for edited in ("glossary.yml", "_templates/layout.html", "_ext/bookext/content/mathml.py"):
         path = project / "docs" / edited
         comment = {".yml": "# edited", ".html": "{# edited #}", ".py": "# edited"}[path.suffix]
         path.write_text(path.read_text() + f"\n{comment}\n")

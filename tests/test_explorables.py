@@ -260,7 +260,7 @@ def test_pages_with_an_explorable_depend_on_every_file_its_data_reads():
     """The directive computes its data while Sphinx reads the page, outside the page's kernel,
     so the execution records cannot see these files: the page must name them to Sphinx, or an
     edited formula or sheet row would leave an explorable showing old numbers."""
-    from bookext.explorables import data_dependencies
+    from bookext.content.explorables import data_dependencies
 
     names = {p.name for p in data_dependencies()}
     assert {"explorables.py", "compute.py", "model_parameters.py", "models.py", "width.py", "models.csv"} <= names

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from sphinx.util.console import strip_colors
 
-from bookext import glossary_data
+from bookext.content import glossary_data
 
 TESTROOT = "glossary"
 

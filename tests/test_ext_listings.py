@@ -1,11 +1,11 @@
-"""Listings of the package's code (bookext.listings): roles become names, a method shows
+"""Listings of the package's code (bookext.content.listings): roles become names, a method shows
 its class, a cut-out piece is dedented; and the directive does it in a real build."""
 
 from __future__ import annotations
 
 import textwrap
 
-from bookext.listings import plain_roles, readable_listing
+from bookext.content.listings import plain_roles, readable_listing
 
 SOURCE = textwrap.dedent('''\
     class Block(nn.Module):

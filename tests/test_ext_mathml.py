@@ -40,7 +40,7 @@ def test_a_formula_the_converter_cannot_handle_is_a_warning_naming_page_line_and
 def test_a_long_inline_formula_comes_in_pieces_that_break_after_relations_and_operators():
     from docutils.utils.math import latex2mathml
 
-    from bookext.mathml import SPLIT_FROM, breakable_inline
+    from bookext.content.mathml import SPLIT_FROM, breakable_inline
 
     def pieces(latex):
         return breakable_inline(latex2mathml.tex2mathml(latex, as_block=False)).split("<wbr>")
@@ -64,7 +64,7 @@ def test_a_glued_number_keeps_its_unit_and_the_relation_before_it_on_its_line():
     from docutils.parsers.rst import Parser
     from docutils.utils import new_document
 
-    from bookext.numbers import bind_numbers_to_their_words
+    from bookext.content.numbers import bind_numbers_to_their_words
 
     document = new_document("test", get_default_settings(Parser))
     paragraph = nodes.paragraph()

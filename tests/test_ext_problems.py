@@ -118,7 +118,7 @@ def test_each_broken_problem_is_an_error_naming_page_and_fault(tiny_book):
     ],
 )
 def test_the_answer_is_shown_as_its_format_says(answer, spec, shown):
-    from bookext.problem_text import answer_text
+    from bookext.content.problem_text import answer_text
 
     assert answer_text(answer, spec) == shown
 
@@ -126,7 +126,7 @@ def test_the_answer_is_shown_as_its_format_says(answer, spec, shown):
 def test_an_exact_whole_answer_is_shown_with_every_digit():
     """Rounded to 1.229e4, the implementation page's 12,288 bytes was shown as the answer of
     a problem that takes only the exact value, and refused when typed as shown."""
-    from bookext.problem_text import answer_text
+    from bookext.content.problem_text import answer_text
 
     assert answer_text(12288.0, exact=True) == "12,288"
     assert answer_text(12288.5, exact=True) == "1.229e4"  # not whole: the format's figures

@@ -45,7 +45,7 @@ def test_a_question_is_a_form_of_radio_options_each_with_its_reason(tiny_page):
 
 
 def test_options_are_shown_in_the_order_of_a_fixed_hash_not_the_source_order(tiny_page):
-    """The order is the one bookext.quiz_order gives, recomputed here from the source: a
+    """The order is the one bookext.content.quiz_order gives, recomputed here from the source: a
     hash of question and option; the right option then moves off the place the previous
     question's right option took."""
     import hashlib
@@ -70,7 +70,7 @@ def test_options_are_shown_in_the_order_of_a_fixed_hash_not_the_source_order(tin
 
 
 def test_option_order_is_a_permutation_that_depends_on_the_words():
-    from bookext.quiz_order import option_order
+    from bookext.content.quiz_order import option_order
 
     texts = [f"Option {i}." for i in range(6)]
     orders = {tuple(option_order(f"Question {q}?", texts)) for q in range(30)}
@@ -81,7 +81,7 @@ def test_option_order_is_a_permutation_that_depends_on_the_words():
 
 
 def test_on_a_page_the_right_answers_are_spread_over_the_places():
-    from bookext.quiz_order import correct_place, option_order
+    from bookext.content.quiz_order import correct_place, option_order
 
     for n_options in (2, 3, 4):
         texts = [f"Option {i}." for i in range(n_options)]

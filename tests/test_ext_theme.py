@@ -13,7 +13,7 @@ import pydata_sphinx_theme
 import pytest
 
 import bookext
-from bookext.glossary_data import LEVELS
+from bookext.content.glossary_data import LEVELS
 from bookext.postprocess import ThemeMarkupChanged
 
 BOOK_TEMPLATES = str(Path(bookext.__file__).resolve().parents[2] / "_templates")

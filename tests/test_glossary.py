@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bookext.glossary_data import LEVELS, _parse
+from bookext.content.glossary_data import LEVELS, _parse
 
 
 def entry(term="ReLU", level="beginner", definition="max(0, x).", **extra):

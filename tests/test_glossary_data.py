@@ -1,6 +1,6 @@
 """The glossary data file: complete, consistent and short enough to read at a glance.
 
-The file is read with PyYAML directly, independently of bookext.glossary_data's
+The file is read with PyYAML directly, independently of bookext.content.glossary_data's
 loader, and then once more through the loader, so both agree on it.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bookext.glossary_data import LEVELS, load_glossary
+from bookext.content.glossary_data import LEVELS, load_glossary
 
 DATA = Path(__file__).resolve().parents[1] / "docs" / "glossary.yml"
 MIN_ENTRIES = 45

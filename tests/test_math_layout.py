@@ -272,7 +272,7 @@ def test_formulas_are_measured_again_when_the_math_font_arrives_late(browser, se
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_a_numbered_equation_keeps_its_number_at_the_right(browser, server, scheme):
-    """No page numbers an equation yet; give two the number markup bookext/mathml.py writes."""
+    """No page numbers an equation yet; give two the number markup bookext/content/mathml.py writes."""
     for width in WIDTHS:
         context, page = open_at(browser, server + "transformer-block.html", width, scheme)
         found = page.evaluate("""() => [...document.querySelectorAll('article div.math')].slice(0, 2)

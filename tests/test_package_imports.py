@@ -152,7 +152,7 @@ def test_ffnbook_modules_import_each_other_without_a_cycle():
 
 
 def test_import_ffnbook_loads_neither_scipy_nor_matplotlib():
-    # The build imports ffnbook in its own process (bookext.numbers formats every glued number
+    # The build imports ffnbook in its own process (bookext.content.numbers formats every glued number
     # with it); scipy and matplotlib would add a second of CPU to every rebuild that reads a page.
     code = "import sys, ffnbook; print(sorted({'scipy', 'matplotlib'} & set(sys.modules)))"
     loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout

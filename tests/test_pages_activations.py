@@ -60,7 +60,7 @@ def test_derivative_checks(site):
 
 
 def test_figure_alt_texts_are_computed_with_the_figures(site):
-    # A glued BookFigure's text is its alt text (bookext.figurealt uses it when :alt: is absent).
+    # A glued BookFigure's text is its alt text (bookext.content.figurealt uses it when :alt: is absent).
     alts = [glued(site, PAGE, k) for k in ("ac_curves", "ac_derivatives", "ac_tanh_figure")]
     assert [img["alt"] for img in figures(site, PAGE)] == alts
     assert "from -4 to 4" in alts[0] and "from -6 to 6" in alts[2]

@@ -84,7 +84,7 @@ def test_the_chapters_glued_numbers_are_in_the_pdf(site, pages):
             value = glued(site, name, key)
             if not isinstance(value, (int, float)) or isinstance(value, bool):
                 continue
-            # As the book's glue:text role prints it (bookext.numbers.plain_text).
+            # As the book's glue:text role prints it (bookext.content.numbers.plain_text).
             shown = format_number(value, spec) if spec or isinstance(value, float) else str(value)
             checked += 1
             if shown not in text:

@@ -130,8 +130,8 @@ def test_a_self_check_lists_options_and_folds_the_reasons():
         "  - text: Two {gls}`FFN`.\n    correct: true\n    why: Right one.\n```"
     )
     [markdown] = convert(text)
-    # In the page's order (bookext.quiz_order), so a letter names the same option in both.
-    from bookext.quiz_order import option_order
+    # In the page's order (bookext.content.quiz_order), so a letter names the same option in both.
+    from bookext.content.quiz_order import option_order
 
     shown = ["One.", "Two [FFN](glossary#FFN)."]
     why = ["**Not quite.** Because.", "**Right.** Right one."]

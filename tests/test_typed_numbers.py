@@ -102,7 +102,7 @@ def chapter_pages() -> list[str]:
 
 def glued_strings(site, page: str) -> set[str]:
     """The text forms of what a page glued, whitespace collapsed: a glued figure's is its alt
-    text, written by the figure function (bookext.figurealt puts it in the page)."""
+    text, written by the figure function (bookext.content.figurealt puts it in the page)."""
     try:
         data = glue_data(site, page)
     except AssertionError:  # a page without code glues nothing

@@ -82,7 +82,7 @@ def test_myst_nbs_hidden_cell_node_carries_its_prompts():
 
 
 def test_myst_nbs_glue_pieces_the_book_reuses():
-    """bookext.figurealt (glue figures' alt text) and bookext.notebooks.reader_notebooks (glued text)."""
+    """bookext.content.figurealt (glue figures' alt text) and bookext.notebooks.reader_notebooks (glued text)."""
     from myst_nb.core.variables import format_plain_text
     from myst_nb.ext.glue.directives import PasteFigureDirective
     from myst_nb.ext.glue.utils import RetrievalError, retrieve_glue_data
@@ -205,7 +205,7 @@ def test_sphinxs_events_the_book_connects_to_exist():
 
 
 def test_sphinxs_literalinclude_reader_and_math_numbering():
-    """bookext.notebooks.reader_notebooks (literalinclude in notebooks) and bookext.mathml (equation numbers)."""
+    """bookext.notebooks.reader_notebooks (literalinclude in notebooks), bookext.content.mathml (equation numbers)."""
     from sphinx.directives.code import LiteralIncludeReader
     from sphinx.util.math import get_node_equation_number
 
@@ -254,7 +254,7 @@ def test_myst_parsers_markdown_it_tokens_the_reader_notebooks_read():
 
 
 def test_bibtex_reference_style_pieces_the_book_uses():
-    """bookext.citations (author-year in round brackets) and reader_notebooks (citations as text)."""
+    """bookext.content.citations (author-year in round brackets) and reader_notebooks (citations as text)."""
     from pybtex.backends.markdown import Backend
     from sphinxcontrib.bibtex.domain import SphinxReferenceInfo
     from sphinxcontrib.bibtex.plugin import register_plugin

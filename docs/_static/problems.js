@@ -1,7 +1,7 @@
 /* ffnbook problems: the reader types a number, the page says at once whether it is the
  * answer the build computed (within the stated tolerance). No network, no kernel.
  * parse() reads a typed number as ffnbook/problems.py's parse_answer does (the tests
- * compare the two); bookext/problems.py writes the markup this wires up. */
+ * compare the two); bookext/content/problems.py writes the markup this wires up. */
 (function () {
   "use strict";
 

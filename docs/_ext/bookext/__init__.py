@@ -4,10 +4,10 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 ``bookext``, whose ``setup()`` registers its parts. None of this ships with the
 ``ffnbook`` package: a reader's notebook never imports it.
 
-* :mod:`bookext.mathml` -- LaTeX rendered to MathML at build time (no script, no CDN).
+* :mod:`bookext.content.mathml` -- LaTeX rendered to MathML at build time (no script, no CDN).
 * :mod:`bookext.mathfont` -- the site's own math font, cut to what the book uses.
-* :mod:`bookext.glossary` -- the glossary page, from ``docs/glossary.yml``.
-* :mod:`bookext.readertools` -- term tooltips by expertise level, self-checks, reading tools.
+* :mod:`bookext.content.glossary` -- the glossary page, from ``docs/glossary.yml``.
+* :mod:`bookext.content.readertools` -- term tooltips by expertise level, self-checks, reading tools.
 * :mod:`bookext.notebooks.downloads` -- the notebook a page's download menu offers.
 * :mod:`bookext.execution.engine` -- when a page's code is executed again (the cache rules), in three
   layers: :mod:`bookext.execution.records` (the policy: records, what is stale and why),
@@ -16,12 +16,12 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
 * :mod:`bookext.builds.incremental` -- an incremental or interrupted build publishes what a clean one would.
 * :mod:`bookext.builds.buildlock` -- one build at a time in a build folder.
 * :mod:`bookext.staticsite` -- light, offline, accessible, findable pages, through hooks.
-* :mod:`bookext.figurealt` -- alt text of glued figures from the figure functions themselves.
-* :mod:`bookext.citations` -- author–year citations that never print the same text twice.
+* :mod:`bookext.content.figurealt` -- alt text of glued figures from the figure functions themselves.
+* :mod:`bookext.content.citations` -- author–year citations that never print the same text twice.
 * :mod:`bookext.postprocess` -- the few edits of the finished HTML no hook can make, each checked.
 * :mod:`bookext.publishing` -- link previews, same-host policy, the PDF link, 404 in-page links.
-* :mod:`bookext.explorables` -- interactive figures computed in the browser, no kernel.
-* :mod:`bookext.problems` -- numeric problems checked against the answers the build computed.
+* :mod:`bookext.content.explorables` -- interactive figures computed in the browser, no kernel.
+* :mod:`bookext.content.problems` -- numeric problems checked against the answers the build computed.
 * :mod:`bookext.previews` -- hover and focus previews of figures, equations, sections, citations.
 * :mod:`bookext.notebooks.reader_notebooks` -- each page as a notebook a reader runs anywhere;
   launch buttons (Colab, Binder) and downloads point at it. Its parts: :mod:`bookext.notebooks.notebook_cells`
@@ -33,8 +33,8 @@ Loaded from ``conf.py`` (which puts ``docs/_ext`` on ``sys.path``) as one extens
   only after a page was read.
 * :mod:`bookext.builds.pagestate` -- what a step that reads every built page made of each, kept for the
   next build, so it redoes its work only for pages that changed.
-* :mod:`bookext.numbers` -- glued numbers in the book's format (no "0.00e+00").
-* :mod:`bookext.listings` -- listings of ffnbook's code without API markup, methods in their class.
+* :mod:`bookext.content.numbers` -- glued numbers in the book's format (no "0.00e+00").
+* :mod:`bookext.content.listings` -- listings of ffnbook's code without API markup, methods in their class.
 * :mod:`bookext.figurelinks` -- a tap or click on a figure opens its SVG full size.
 * :mod:`bookext.phonefigures` -- on a narrow screen a figure shows its drawing for a phone.
 
@@ -46,28 +46,28 @@ from __future__ import annotations
 from sphinx.application import Sphinx
 
 PARTS = (
-    "bookext.mathml",
+    "bookext.content.mathml",
     "bookext.mathfont",
-    "bookext.glossary",
-    "bookext.readertools",
+    "bookext.content.glossary",
+    "bookext.content.readertools",
     "bookext.execution",
     "bookext.builds.incremental",
     "bookext.builds.buildlock",
     "bookext.staticsite",
-    "bookext.figurealt",
+    "bookext.content.figurealt",
     "bookext.notebooks.downloads",
-    "bookext.citations",
+    "bookext.content.citations",
     "bookext.postprocess",
     "bookext.publishing",
-    "bookext.explorables",
-    "bookext.problems",
+    "bookext.content.explorables",
+    "bookext.content.problems",
     "bookext.previews",
     "bookext.notebooks.reader_notebooks",
     "bookext.copycode",
     "bookext.navigation",
     "bookext.builds.buildspeed",
-    "bookext.numbers",
-    "bookext.listings",
+    "bookext.content.numbers",
+    "bookext.content.listings",
     "bookext.figurelinks",
     "bookext.phonefigures",
 )

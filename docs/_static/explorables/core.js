@@ -5,7 +5,7 @@
    its page. The formulas are a port of ffnbook (ffnbook/explorables.py and what it
    calls); tests/test_explorables_browser.py runs them in Chromium on hundreds of
    settings and compares every result with Python's. The page supplies the model
-   sheet's inputs as JSON (bookext/explorables.py). */
+   sheet's inputs as JSON (bookext/content/explorables.py). */
 (function () {
   "use strict";
 

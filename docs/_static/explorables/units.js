@@ -1,6 +1,6 @@
 /* Explorables: one FFN unit of a trained model (trained-ffn.md). See core.js.
    Nothing is computed here: ffnbook.neuron_explorer.explorer_data measured every unit at
-   build time, and the page wrote it to a JSON file (bookext/explorables.py) that this
+   build time, and the page wrote it to a JSON file (bookext/content/explorables.py) that this
    script fetches as the box comes near the screen (as a lazy image is), or the first time
    the reader touches it: the reader finds the initial unit drawn, and a reader who never
    scrolls that far fetches nothing (the page's first view stays as light). */

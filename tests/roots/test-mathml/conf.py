@@ -1,6 +1,6 @@
 # A tiny book for MathML math and its warning on a formula it cannot convert
 # (tests/test_ext_mathml.py).
-extensions = ["myst_parser", "bookext.mathml"]
+extensions = ["myst_parser", "bookext.content.mathml"]
 myst_enable_extensions = ["dollarmath", "amsmath"]
 html_math_renderer = "mathml"
 exclude_patterns = ["_build"]

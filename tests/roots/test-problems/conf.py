@@ -1,6 +1,6 @@
 # A tiny book for the problem directive (tests/test_ext_problems.py): notebooks saved with
 # their outputs (glue included), read without executing them.
-extensions = ["myst_nb", "bookext.problems"]
+extensions = ["myst_nb", "bookext.content.problems"]
 myst_enable_extensions = ["colon_fence", "dollarmath"]
 nb_execution_mode = "off"
 exclude_patterns = ["_build"]

@@ -10,7 +10,7 @@ ROOT = Path(bookext.__file__).resolve().parents[3]
 book = runpy.run_path(str(ROOT / "conf.py"))
 
 project = "Tiny book"
-extensions = ["myst_nb", "bookext.readertools", "bookext.staticsite", "bookext.notebooks.downloads",
+extensions = ["myst_nb", "bookext.content.readertools", "bookext.staticsite", "bookext.notebooks.downloads",
               "bookext.postprocess", "bookext.publishing"]
 nb_execution_mode = "off"
 html_theme = book["html_theme"]

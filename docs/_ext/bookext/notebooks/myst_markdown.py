@@ -37,8 +37,8 @@ import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from bookext import problem_text
-from bookext.quiz_order import correct_place, option_order
+from bookext.content import problem_text
+from bookext.content.quiz_order import correct_place, option_order
 
 #: Role content with an explicit title: ``shown <target>``.
 EXPLICIT = re.compile(r"(?s)(.*?)\s*<([^<>]+)>\s*$")
@@ -448,7 +448,7 @@ class Converter:
         """A self-check question: the options as a list, the answer and reasons folded below."""
         data = yaml.safe_load(text) or {}
         options = data.get("options") or []
-        # The page's order (bookext.quiz_order), so "(b)" names the same option in both.
+        # The page's order (bookext.content.quiz_order), so "(b)" names the same option in both.
         if all(isinstance(o, dict) for o in options):
             correct = next((i for i, o in enumerate(options) if o.get("correct")), None)
             texts = [str(o.get("text", "")) for o in options]

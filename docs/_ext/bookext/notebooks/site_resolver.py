@@ -125,7 +125,7 @@ class SiteResolver(Resolver):
                 post_text="",
             )
             refs.append((c.entry, c.formatted_entry, info))
-        style = domain.reference_style  # round brackets (bookext.citations)
+        style = domain.reference_style  # round brackets (bookext.content.citations)
         for key, ref in zip(keys, refs):
             self.labels.setdefault(key, _render(format_references(style, "p", [ref])))
         return md_escape(_render(format_references(style, kind, refs)))
@@ -158,7 +158,7 @@ class SiteResolver(Resolver):
             return None
 
     def glue_text(self, key: str, fmt: str, role: str) -> str:
-        from bookext.numbers import plain_text
+        from bookext.content.numbers import plain_text
 
         output = self.glue_data(key)
         if output is None:
@@ -191,7 +191,7 @@ class SiteResolver(Resolver):
         number = self._figure_number(self.pagename, options.get("name", "")) if options.get("name") else ""
         label = self.app.config.numfig_format["figure"] % number if number else ""
         text = f"**{label}** {caption}".strip() if label else caption
-        # The alt text the site gives the figure: the page's, else the figure's own (bookext.figurealt).
+        # The alt text the site gives the figure: the page's, else the figure's own (bookext.content.figurealt).
         alt = options.get("alt") or " ".join(str(data.get("text/plain", "")).split())
         if alt and not alt.startswith("<"):
             text += "\n\n" + details("Text description of the figure", md_escape(str(alt)))
@@ -216,7 +216,7 @@ class SiteResolver(Resolver):
         opts = {k: v for k, v in options.items() if k not in ("caption", "name", "class")}
         text, _ = LiteralIncludeReader(filename, opts, self.app.config).read()
         if filename.endswith(".py"):  # as the page shows it
-            from bookext.listings import readable_listing
+            from bookext.content.listings import readable_listing
 
             with open(filename, encoding="utf-8") as f:
                 text = readable_listing(text, f.read(), opts)

@@ -5,7 +5,7 @@ offline and every page pays for a large script. Browsers render MathML Core
 natively, and docutils ships a LaTeX-to-MathML converter, so the HTML can
 carry finished math and no script at all. Enable with::
 
-    extensions = [..., "bookext.mathml"]
+    extensions = [..., "bookext.content.mathml"]
     html_math_renderer = "mathml"
 
 A formula the converter cannot handle is a build warning (so ``-W`` fails the

@@ -15,7 +15,7 @@ from sphinx.application import Sphinx
 from sphinx.domains.std import make_glossary_term
 from sphinx.util.docutils import SphinxDirective
 
-from bookext.glossary_data import load_glossary
+from bookext.content.glossary_data import load_glossary
 
 SOURCE = "docs/glossary.yml"
 
@@ -68,7 +68,7 @@ def letter_of(term: str) -> str:
 def alphabet_bar(first_of: dict[str, str]) -> nodes.Element:
     """A row of links, one per letter that has terms, to the first of them: on a long
     glossary any letter is one tap away. A ``<nav>`` named for what it holds."""
-    from bookext.readertools import element
+    from bookext.content.readertools import element
 
     links = []
     for letter in sorted(first_of, key=lambda c: (c != "#", c)):

@@ -1,6 +1,6 @@
 """The words of a numeric problem that the page, the reader notebook and the PDF share.
 
-No Sphinx here: :mod:`bookext.problems` (the page) and :mod:`bookext.notebooks.myst_markdown`
+No Sphinx here: :mod:`bookext.content.problems` (the page) and :mod:`bookext.notebooks.myst_markdown`
 (the notebook) both render these pieces, so a problem says the same thing everywhere.
 """
 

@@ -28,8 +28,8 @@ from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from bookext.glossary_data import LEVELS, load_glossary
-from bookext.quiz_order import correct_place, option_order
+from bookext.content.glossary_data import LEVELS, load_glossary
+from bookext.content.quiz_order import correct_place, option_order
 
 
 class html_element(nodes.TextElement):  # noqa: N801 - docutils node naming
@@ -115,7 +115,7 @@ class SelfCheckDirective(SphinxDirective):
 
     Each option has ``text``, ``why`` and optionally ``correct: true``
     (exactly one option must be correct). The page shows the options in an order
-    of their own (:func:`bookext.quiz_order.option_order`), whatever order the source lists them in::
+    of their own (:func:`bookext.content.quiz_order.option_order`), whatever order the source lists them in::
 
         ```{self-check}
         question: What does position-wise mean?

@@ -1,8 +1,8 @@
 """The chapter's glossary data: one list of terms, each with a definition and a level.
 
 The definitions live in ``docs/glossary.yml``. The glossary page is rendered
-from them by :mod:`bookext.glossary` and the tooltips by
-:mod:`bookext.readertools`, so every view of a term reads the same words.
+from them by :mod:`bookext.content.glossary` and the tooltips by
+:mod:`bookext.content.readertools`, so every view of a term reads the same words.
 
 A term's *level* says how expert a reader must be before the term no longer
 needs explaining: ``beginner`` terms are explained only to beginners,
@@ -22,7 +22,7 @@ from pathlib import Path
 LEVELS = ("beginner", "intermediate", "advanced")
 
 #: The one glossary file (beside the pages it serves).
-GLOSSARY_FILE = Path(__file__).resolve().parents[2] / "glossary.yml"
+GLOSSARY_FILE = Path(__file__).resolve().parents[3] / "glossary.yml"
 
 
 @dataclass(frozen=True)
