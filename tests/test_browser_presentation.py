@@ -55,7 +55,7 @@ def test_formulas_are_drawn_in_the_books_math_font_at_the_texts_size(open_page, 
         [...document.fonts].filter(f => f.family.replace(/"/g, '') === 'FFN Book Math')
                            .map(f => f.status)]""")
     assert family.startswith('"FFN Book Math"')
-    assert loaded == ["loaded"]  # one face: the font inside the page's stylesheet (bookext.mathfont)
+    assert loaded == ["loaded"]  # one face: the font inside the page's stylesheet (bookext.website.mathfont)
     # An inline formula's x is about as tall as the text's: its font size is 1.2 times the
     # paragraph's (Latin Modern's x-height 0.43 em against the theme font's 0.52 em).
     ratio = page.evaluate("""() => { const m = document.querySelector('p span.math math, p math');

@@ -22,7 +22,9 @@ def test_a_build_collects_less_and_leaves_the_collector_as_it_found_it(make_app,
         "html",
         srcdir=srcdir,
         freshenv=True,
-        confoverrides={"extensions": ["myst_nb", "sphinx_design", "bookext.staticsite", "bookext.builds.buildspeed"]},
+        confoverrides={
+            "extensions": ["myst_nb", "sphinx_design", "bookext.website.staticsite", "bookext.builds.buildspeed"]
+        },
     )
     during = {}
 
@@ -60,7 +62,7 @@ def test_figures_are_numbered_again_only_after_a_page_was_read(make_app, rootdir
     srcdir = tmp_path / "previews"
     shutil.copytree(rootdir / "test-previews", srcdir)
     walks = calls(TocTreeCollector, "assign_figure_numbers")
-    extensions = ["myst_parser", "bookext.previews", "bookext.builds.buildspeed"]
+    extensions = ["myst_parser", "bookext.website.previews", "bookext.builds.buildspeed"]
 
     def build():
         app = make_app("html", srcdir=srcdir, confoverrides={"extensions": extensions})

@@ -1,4 +1,4 @@
-"""The book's math font (bookext.mathfont): the committed subset, its licence, and the
+"""The book's math font (bookext.website.mathfont): the committed subset, its licence, and the
 build check that fails when a formula needs a character the font lacks."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bookext import mathfont
+from bookext.website import mathfont
 
 
 def test_a_one_letter_identifier_is_drawn_in_its_italic_form():
@@ -37,7 +37,7 @@ def test_the_committed_font_is_a_renamed_subset_with_a_math_table_and_its_licenc
 def test_the_stylesheet_names_the_font_for_math():
     css = (Path(mathfont.FONT_DIR).parent / "ffnbook.css").read_text(encoding="utf-8")
     assert f'math {{ font-family: "{mathfont.FAMILY}", math;' in css
-    assert "@font-face {" not in css  # one face per page, from bookext.mathfont
+    assert "@font-face {" not in css  # one face per page, from bookext.website.mathfont
 
 
 def test_a_page_with_formulas_carries_the_font_and_any_other_names_its_file():

@@ -1,4 +1,4 @@
-"""The edits of the theme's output that no hook can make (bookext.postprocess) check that they
+"""The edits of the theme's output that no hook can make (bookext.website.postprocess) check that they
 did their work: on saved theme HTML they leave nothing undone; on variants standing for a
 theme whose markup changed, each reports itself by name, with the page and the markup."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pydata_sphinx_theme
 import pytest
 
-from bookext import postprocess
-from bookext.postprocess import (
+from bookext.website import postprocess
+from bookext.website.postprocess import (
     ThemeMarkupChanged,
     admonition_icons_as_masks,
     edit_page,

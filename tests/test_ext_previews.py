@@ -1,5 +1,5 @@
 """The reference previews, built in-process on a tiny book (tests/roots/test-previews): what
-bookext.previews writes for each reference (the figure with its caption and image, the
+bookext.website.previews writes for each reference (the figure with its caption and image, the
 equation, the section's heading and opening paragraph, the page's opening), made inert
 and addressed from the referring page; the script only on pages with references."""
 
@@ -10,7 +10,7 @@ import os
 
 from bs4 import BeautifulSoup
 
-from bookext import previews as previews_module
+from bookext.website import previews as previews_module
 
 TESTROOT = "previews"
 
@@ -87,7 +87,7 @@ def test_the_script_and_the_address_only_on_pages_with_references(quiet_tiny_boo
 
 
 def test_a_build_that_changes_no_page_writes_no_preview(quiet_tiny_book):
-    from bookext.previews import write_previews
+    from bookext.website.previews import write_previews
 
     path = quiet_tiny_book.outdir / "_previews" / "refs.json"
     before = path.stat().st_mtime_ns
@@ -99,7 +99,7 @@ def test_a_build_that_changes_no_page_writes_no_preview(quiet_tiny_book):
 def test_a_section_preview_is_clean_text_with_its_formulas_and_whole_sentences():
     """A glossary term's tooltip is not spliced into the sentence, the term reads as its
     word, and a long opening is cut after a whole sentence with its formula as MathML."""
-    from bookext.previews import PARAGRAPH_MAX, preview_of
+    from bookext.website.previews import PARAGRAPH_MAX, preview_of
 
     term = (
         '<span class="ffn-term"><a class="reference internal" href="glossary.html#term-ffn">FFN</a>'
@@ -137,7 +137,7 @@ def _pages_of(made: list[tuple]) -> list[str]:
 
 def test_pages_written_again_unchanged_need_no_preview_written(quiet_tiny_book, tmp_path, calls):
     """Sphinx writes its index and search pages on every build, unchanged: that alone parses nothing."""
-    from bookext.previews import write_previews
+    from bookext.website.previews import write_previews
 
     app = _copy_of(quiet_tiny_book, tmp_path)
     parsed = calls(previews_module, "page_previews")
@@ -150,7 +150,7 @@ def test_pages_written_again_unchanged_need_no_preview_written(quiet_tiny_book, 
 def test_an_edited_target_page_writes_again_the_previews_of_the_pages_that_refer_to_it(
     quiet_tiny_book, tmp_path, calls
 ):
-    from bookext.previews import write_previews
+    from bookext.website.previews import write_previews
 
     app = _copy_of(quiet_tiny_book, tmp_path)
     parsed = calls(previews_module, "page_previews")
@@ -165,7 +165,7 @@ def test_an_edited_target_page_writes_again_the_previews_of_the_pages_that_refer
 def test_a_referring_page_is_worked_out_again_when_its_links_change_not_its_text(quiet_tiny_book, tmp_path, calls):
     """The execution statistics page changes its numbers on every build that executes a page,
     and refers to every page: its text alone leaves its previews as they are."""
-    from bookext.previews import write_previews
+    from bookext.website.previews import write_previews
 
     app = _copy_of(quiet_tiny_book, tmp_path)
     parsed = calls(previews_module, "page_previews")
@@ -188,7 +188,7 @@ def test_a_target_previewed_twice_gives_the_same_preview_and_stays_in_its_page()
     """Every page that refers to a definition or a citation shows its preview: the target
     page is parsed once for all of them, so making a preview must not take the target's
     paragraphs out of it (the second referrer then showed the definition's next paragraph)."""
-    from bookext.previews import preview_of
+    from bookext.website.previews import preview_of
 
     page = BeautifulSoup(
         '<dl><dt id="f">f(x)</dt><dd><p>What f does.</p><p><strong>x</strong> – its input.</p></dd></dl>'

@@ -14,7 +14,7 @@ import pytest
 
 import bookext
 from bookext.content.glossary_data import LEVELS
-from bookext.postprocess import ThemeMarkupChanged
+from bookext.website.postprocess import ThemeMarkupChanged
 
 BOOK_TEMPLATES = str(Path(bookext.__file__).resolve().parents[2] / "_templates")
 TESTROOT = "theme"
@@ -107,7 +107,7 @@ def test_launch_menu_logos_load_lazily(page):
 def test_theme_stylesheet_and_icon_fonts_are_cut_down(page, quiet_tiny_book):
     installed = Path(pydata_sphinx_theme.__file__).parent / "theme/pydata_sphinx_theme/static"
     css = (quiet_tiny_book.outdir / "_static" / "styles" / "pydata-sphinx-theme.css").read_text()
-    assert "bookext.postprocess" in css and "sourceMappingURL" not in css
+    assert "bookext.website.postprocess" in css and "sourceMappingURL" not in css
     webfonts = quiet_tiny_book.outdir / "_static" / "vendor" / "fontawesome" / "webfonts"
     fonts = sorted(webfonts.glob("*.woff2"))
     assert fonts
@@ -117,7 +117,7 @@ def test_theme_stylesheet_and_icon_fonts_are_cut_down(page, quiet_tiny_book):
 
 
 def test_the_policy_names_each_inline_script_and_handler_of_the_themes_pages(page):
-    from bookext.publishing import script_hash
+    from bookext.website.publishing import script_hash
 
     for name in PAGES:
         soup = page(name)
@@ -139,7 +139,7 @@ def test_the_policy_names_each_inline_script_and_handler_of_the_themes_pages(pag
 
 
 def test_with_script_hashes_skips_data_blocks_and_needs_one_policy():
-    from bookext.publishing import CONTENT_SECURITY_POLICY, _meta, script_hash, with_script_hashes
+    from bookext.website.publishing import CONTENT_SECURITY_POLICY, _meta, script_hash, with_script_hashes
 
     head = _meta("Content-Security-Policy", CONTENT_SECURITY_POLICY, "http-equiv")
     page = (
@@ -184,7 +184,7 @@ def test_make_live_pages_allow_sphinx_autobuilds_reload_script():
 
     from sphinx_autobuild.middleware import web_socket_script
 
-    from bookext.publishing import live_reload_script
+    from bookext.website.publishing import live_reload_script
 
     makefile = (Path(bookext.__file__).resolve().parents[3] / "Makefile").read_text()
     assert re.search(

@@ -207,7 +207,7 @@ def test_a_wide_equation_scrolls_with_the_keyboard(browser, server, site):
 
 
 def test_a_page_with_formulas_draws_them_in_the_math_font_from_its_first_layout(browser, server):
-    # The font comes inside the page's stylesheet (bookext.mathfont): no request of the
+    # The font comes inside the page's stylesheet (bookext.website.mathfont): no request of the
     # font file, and the font is ready when the parsed page is first styled, so the
     # formulas are never laid out a second time when it arrives.
     context = browser.new_context(viewport={"width": 390, "height": 844})
@@ -301,7 +301,7 @@ def test_a_numbered_equation_keeps_its_number_at_the_right(browser, server, sche
 # The book's math rules removed from the page (what the theme alone does): the text, code,
 # figures and headings around the formulas keep their left edge and width. (They may move
 # down: spacing display equations from the text around them is one of those rules.)
-# The page loads ffnbook.css inside one bundle of stylesheets (bookext.staticsite): the
+# The page loads ffnbook.css inside one bundle of stylesheets (bookext.website.staticsite): the
 # rules to drop are those of the bundle that ffnbook.css itself holds.
 DROP_BOOK_MATH_RULES = """async () => {
   const own = new CSSStyleSheet();

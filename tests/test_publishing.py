@@ -1,4 +1,4 @@
-"""What a published copy adds (docs/_ext/bookext/publishing.py): link previews, the
+"""What a published copy adds (docs/_ext/bookext/website/publishing.py): link previews, the
 repository's edit and issue links, a same-host content policy, and 404 in-page links.
 
 The addresses come from the one place that sets them, conf.py (SITE_URL,
@@ -109,7 +109,7 @@ def test_no_inline_script_runs_unless_the_page_names_it_by_hash(site):
         assert set(script_src[1:]) - {"'self'", "'unsafe-hashes'"} == expected, path.name
         assert ("'unsafe-hashes'" in script_src) == bool(handlers), path.name
     # No inline handler at all: the theme's print and full-screen buttons name their action
-    # (bookext.postprocess), so no page's policy needs 'unsafe-hashes'.
+    # (bookext.website.postprocess), so no page's policy needs 'unsafe-hashes'.
     assert handlers_seen == 0
 
 

@@ -73,7 +73,7 @@ def test_myst_nb_copies_its_stylesheet_with_one_function():
 
 
 def test_myst_nbs_hidden_cell_node_carries_its_prompts():
-    """bookext.staticsite renders myst-nb's folded cells itself (accessible summary)."""
+    """bookext.website.staticsite renders myst-nb's folded cells itself (accessible summary)."""
     from myst_nb.sphinx_ import HideCodeCellNode
 
     assert "prompt_show" in inspect.getsource(HideCodeCellNode) or "prompt_show" in inspect.getsource(
@@ -274,7 +274,7 @@ def test_bibtex_reference_style_pieces_the_book_uses():
 
 
 def test_the_book_themes_javascript_buttons_are_the_only_inline_handlers():
-    """bookext.publishing names each inline handler by hash; these are the theme's."""
+    """bookext.website.publishing names each inline handler by hash; these are the theme's."""
     from pathlib import Path
 
     import sphinx_book_theme
@@ -287,7 +287,7 @@ def test_the_book_themes_javascript_buttons_are_the_only_inline_handlers():
 
 
 def test_sphinx_autobuild_injects_one_inline_reload_script():
-    """bookext.publishing.live_reload_script hashes it for `make live`."""
+    """bookext.website.publishing.live_reload_script hashes it for `make live`."""
     from sphinx_autobuild.middleware import web_socket_script
 
     assert web_socket_script("h:1").count("<script>") == 1
@@ -295,7 +295,7 @@ def test_sphinx_autobuild_injects_one_inline_reload_script():
 
 @pytest.mark.parametrize("module", ["pydata_sphinx_theme", "sphinx_book_theme"])
 def test_the_theme_ships_what_postprocess_reads(module):
-    """bookext.postprocess reads fontawesome.js (icons as SVG) and trims the theme's CSS."""
+    """bookext.website.postprocess reads fontawesome.js (icons as SVG) and trims the theme's CSS."""
     from pathlib import Path
 
     import pydata_sphinx_theme

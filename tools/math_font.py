@@ -3,7 +3,7 @@
     make html                                   # the built site says what is used
     .venv/bin/python tools/math_font.py [--source latinmodern-math.otf] [--site _build/html]
 
-Reads every formula of the built site (bookext.mathfont.site_characters), adds a
+Reads every formula of the built site (bookext.website.mathfont.site_characters), adds a
 small base (printable ASCII and the italic Latin letters formulas are written in,
 so a new variable name seldom needs a new font) and writes
 docs/_static/fonts/ffnbook-math.woff2 with fontTools: those glyphs, the MATH table
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
-from bookext.mathfont import FAMILY, FONT_DIR, FONT_FILE, site_characters  # noqa: E402
+from bookext.website.mathfont import FAMILY, FONT_DIR, FONT_FILE, site_characters  # noqa: E402
 
 SOURCES = (
     Path("/usr/share/texmf/fonts/opentype/public/lm-math/latinmodern-math.otf"),

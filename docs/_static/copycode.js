@@ -1,4 +1,4 @@
-/* Copy buttons: docs/_ext/bookext/copycode.py */
+/* Copy buttons: docs/_ext/bookext/website/copycode.py */
 (() => {
   const live = document.body.appendChild(document.createElement("div"));
   live.className = "ffn-sr";

@@ -1,4 +1,4 @@
-/* The sidebar toggles, finished: docs/_ext/bookext/navigation.py */
+/* The sidebar toggles, finished: docs/_ext/bookext/website/navigation.py */
 (() => {
   const drawers = [
     [".bd-header-article .primary-toggle", "pst-primary-sidebar-modal", "pst-primary-sidebar", "Close the chapter list"],
@@ -57,7 +57,7 @@
     for (const tip of document.querySelectorAll('[data-bs-toggle="tooltip"]')) tip.removeAttribute("data-bs-toggle");
   }
 
-  // The header's print and full-screen buttons (bookext/postprocess.py took their inline
+  // The header's print and full-screen buttons (bookext/website/postprocess.py took their inline
   // onclick away: the pages' content security policy allows no inline handler).
   const actions = { print: () => window.print(), fullscreen: () => window.toggleFullScreen && window.toggleFullScreen() };
   document.addEventListener("click", (event) => {

@@ -1,5 +1,5 @@
 /* ffnbook reference previews: hover or focus a reference to a figure, an equation, a
- * section or a citation to see it here. The page's previews (bookext/previews.py) are
+ * section or a citation to see it here. The page's previews (bookext/website/previews.py) are
  * fetched from the same site on first use. On a touch screen the first tap shows the
  * preview and a second tap follows the link; Escape or a tap elsewhere closes it. */
 (function () {

@@ -1,8 +1,8 @@
-# A tiny book for what bookext.staticsite does to every page through hooks: the meta
+# A tiny book for what bookext.website.staticsite does to every page through hooks: the meta
 # description, scripts and stylesheets per page, accessible markup (node overrides),
 # the 404 page's <base>, the sitemap (tests/test_ext_pages.py). Pages are not executed.
 project = "Tiny book"
-extensions = ["myst_nb", "sphinx_design", "bookext.staticsite"]
+extensions = ["myst_nb", "sphinx_design", "bookext.website.staticsite"]
 myst_enable_extensions = ["colon_fence"]
 nb_execution_mode = "off"
 ffnbook_site_url = "https://example.org/book"

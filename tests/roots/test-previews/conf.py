@@ -1,7 +1,7 @@
 # A tiny book for the reference previews (tests/test_ext_previews.py): a page whose text
 # refers to a figure, an equation and a section of another page, one in a subfolder
 # doing the same, and a page with no references at all.
-extensions = ["myst_parser", "bookext.previews"]
+extensions = ["myst_parser", "bookext.website.previews"]
 myst_enable_extensions = ["colon_fence", "dollarmath", "amsmath"]
 numfig = True
 exclude_patterns = ["_build"]

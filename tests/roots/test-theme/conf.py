@@ -10,8 +10,8 @@ ROOT = Path(bookext.__file__).resolve().parents[3]
 book = runpy.run_path(str(ROOT / "conf.py"))
 
 project = "Tiny book"
-extensions = ["myst_nb", "bookext.content.readertools", "bookext.staticsite", "bookext.notebooks.downloads",
-              "bookext.postprocess", "bookext.publishing"]
+extensions = ["myst_nb", "bookext.content.readertools", "bookext.website.staticsite", "bookext.notebooks.downloads",
+              "bookext.website.postprocess", "bookext.website.publishing"]
 nb_execution_mode = "off"
 html_theme = book["html_theme"]
 html_theme_options = book["html_theme_options"]

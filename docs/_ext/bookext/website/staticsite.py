@@ -1,7 +1,7 @@
 """Pages that load fast, offline and accessibly from any static host: all through hooks.
 
 Each change below uses the hook Sphinx or the theme provides for it; the few
-changes no hook can make are in :mod:`bookext.postprocess`.
+changes no hook can make are in :mod:`bookext.website.postprocess`.
 
 * **Only what a page uses, nothing render-blocking but CSS** (``html-page-context``,
   editing the page's ``script_files`` and ``css_files``, as ``sphinx.ext.mathjax``
@@ -157,7 +157,7 @@ def _uses_sphinx_design(doctree: nodes.document | None) -> bool:
 class StylesheetNotBundled(SphinxError):
     """A stylesheet of the page cannot be joined to the others as it is."""
 
-    category = "Stylesheet not bundled (bookext.staticsite)"
+    category = "Stylesheet not bundled (bookext.website.staticsite)"
 
 
 SOURCE_MAP_COMMENT = re.compile(r"/\*# sourceMappingURL=[^*]*\*/")

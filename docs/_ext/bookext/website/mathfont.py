@@ -15,7 +15,7 @@ derived font, in ``docs/_static/fonts/``:
 
 ``ffnbook.css`` names the font for ``<math>``; its ``@font-face`` comes in a
 stylesheet of its own (:func:`add_font_face`), joined to the page's others by
-``bookext.staticsite``. A page with a formula of its own carries the font inside
+``bookext.website.staticsite``. A page with a formula of its own carries the font inside
 it (``_static/ffnbook-math.css``, the font as a ``data:`` URL), so its first
 layout already draws the formulas in it. Fetched as a file, the font arrived
 after the first paint and every formula of the page was styled and laid out a
@@ -56,13 +56,13 @@ from sphinx.errors import SphinxError
 
 from bookext.builds.pagestate import built_pages, code_version, digest, read_record, write_record
 
-FONT_DIR = Path(__file__).resolve().parents[2] / "_static" / "fonts"
+FONT_DIR = Path(__file__).resolve().parents[3] / "_static" / "fonts"
 FONT_FILE = FONT_DIR / "ffnbook-math.woff2"
 FAMILY = "FFN Book Math"
 
 
 class MathFontMissesGlyphs(SphinxError):
-    category = "Math font lacks characters (bookext.mathfont)"
+    category = "Math font lacks characters (bookext.website.mathfont)"
 
 
 # --- which characters a formula needs ---------------------------------------------------------
@@ -382,7 +382,7 @@ def font_face_css(inline: bool, font: Path = FONT_FILE) -> str:
     else:
         src = f"{font.parent.name}/{font.name}"
     return (
-        "/* The book's math font (bookext.mathfont). */\n"
+        "/* The book's math font (bookext.website.mathfont). */\n"
         f'@font-face {{\n  font-family: "{FAMILY}";\n'
         f'  src: url("{src}") format("woff2");\n  font-display: swap;\n}}\n'
     )
@@ -412,6 +412,8 @@ def add_font_face(app: Sphinx, pagename, templatename, context, doctree) -> None
 
 def setup(app: Sphinx) -> dict:
     app.connect("write-started", write_font_stylesheets)
-    app.connect("html-page-context", add_font_face)
+    # Before the stylesheets of a page's own parts (explorables, problems, previews; 500):
+    # the face follows the book's site-wide stylesheets, whichever part registers first.
+    app.connect("html-page-context", add_font_face, priority=450)
     app.connect("build-finished", check_font_covers_the_book)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -10,7 +10,7 @@ After the page is resolved, each figure image whose SVG is a glued figure's (mys
 names the file by the SHA-256 of its text) gets the phone drawing as a ``<picture>``
 source for narrow screens (:data:`NARROW`); the drawing is written to ``_images/``
 beside the other, named by its own SHA-256. The figure's link to its file
-(:mod:`bookext.figurelinks`) stays around the picture: a tap opens the full drawing.
+(:mod:`bookext.website.figurelinks`) stays around the picture: a tap opens the full drawing.
 Other builders (the PDF) keep the one image.
 """
 

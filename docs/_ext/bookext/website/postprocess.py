@@ -2,7 +2,7 @@
 
 Everything else the book changes about the theme goes through the theme's and
 Sphinx's own hooks: template overrides in ``docs/_templates/``, ``html-page-context``
-handlers (bookext.staticsite, bookext.content.readertools), node overrides and theme
+handlers (bookext.website.staticsite, bookext.content.readertools), node overrides and theme
 options. What is left has no hook:
 
 * **Icons as inline SVG.** pydata-sphinx-theme writes ``<i class="fa-solid fa-bars">``
@@ -19,7 +19,7 @@ options. What is left has no hook:
   to the glyphs the stylesheet still names (drawn with ``content:``). The admonition
   icons, which every chapter page shows at its top, are drawn as SVG masks instead
   (path data from fontawesome.js), so a page's first paint waits for no icon font.
-* **The content security policy's script hashes** (:func:`bookext.publishing.with_script_hashes`):
+* **The content security policy's script hashes** (:func:`bookext.website.publishing.with_script_hashes`):
   the policy names each inline script and handler of the finished page by hash, and only
   the finished page has them all (the theme's templates write several).
 * **No inline event handlers.** The book theme's button macro writes the print and
@@ -57,16 +57,16 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.errors import SphinxError
 
-from bookext import publishing
 from bookext.builds.pagestate import built_pages, code_version, digest, read_record, write_record
 from bookext.execution.records import write_atomically
-from bookext.publishing import live_reload_script, with_script_hashes
+from bookext.website import publishing
+from bookext.website.publishing import live_reload_script, with_script_hashes
 
 
 class ThemeMarkupChanged(SphinxError):
     """The theme's output no longer has the markup a post-processing edit changes."""
 
-    category = "Theme markup changed (bookext.postprocess)"
+    category = "Theme markup changed (bookext.website.postprocess)"
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ def edit_page(text: str, page: str, edits: tuple[Edit, ...]) -> tuple[str, list[
 # A glyph rule, possibly for several names: ``.fa-close,.fa-xmark{--fa:"\f00d"}``.
 GLYPH_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+,)*\.fa-[a-z0-9-]+)\{--fa:"[^"]*"\}')
 SOURCE_MAP = "/*# sourceMappingURL=pydata-sphinx-theme.css.map*/"
-TRIMMED_MARK = "bookext.postprocess"
+TRIMMED_MARK = "bookext.website.postprocess"
 
 # The rules fontawesome.js would inject for its inline SVGs (only those the pages use).
 SVG_ICON_CSS = f"""
@@ -348,7 +348,7 @@ def finish(app: Sphinx, exception) -> None:
     out = Path(app.outdir)
     icons = fontawesome_icons(out / "_static" / "scripts" / "fontawesome.js")
     edits = page_edits(icons)
-    policy = "bookext.publishing" in app.extensions  # which writes the pages' policy
+    policy = "bookext.website.publishing" in app.extensions  # which writes the pages' policy
     live_reload = live_reload_script(app) if policy else ()
     manifest_path = Path(app.doctreedir) / MANIFEST
     version = _edits_version(live_reload, policy)
@@ -377,7 +377,7 @@ def finish(app: Sphinx, exception) -> None:
         shown = "\n  ".join(problems[:12]) + (f"\n  ... and {len(problems) - 12} more" if len(problems) > 12 else "")
         raise ThemeMarkupChanged(
             f"{len(problems)} edits of the theme's HTML found markup they do not handle "
-            f"(see docs/_ext/bookext/postprocess.py):\n  {shown}"
+            f"(see docs/_ext/bookext/website/postprocess.py):\n  {shown}"
         )
     made = _Made(Path(app.doctreedir) / MADE, version)
     _cut_down_theme_css_and_fonts(out, used, icons, made)

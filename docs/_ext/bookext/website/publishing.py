@@ -1,7 +1,7 @@
 """What a published copy of the book adds to its pages.
 
 * **Link previews.** Every page gets Open Graph and Twitter-card metadata: its
-  title, its meta description (written by :mod:`bookext.staticsite`), its
+  title, its meta description (written by :mod:`bookext.website.staticsite`), its
   address and the book's card image (``docs/_static/ffnbook-card.png``, drawn
   by ``tools/make_card.py``), all on the site's own address (``ffnbook_site_url``).
   Metadata only: a reader's browser fetches nothing for it.
@@ -14,7 +14,7 @@
   event handler (the theme's print and full-screen buttons, with ``'unsafe-hashes'``,
   which allows exactly those handlers); any other inline script (one injected into the
   page) does not run. The hashes are added to the finished page by
-  :mod:`bookext.postprocess` (:func:`with_script_hashes`), since no hook sees a page's
+  :mod:`bookext.website.postprocess` (:func:`with_script_hashes`), since no hook sees a page's
   final HTML; ``make live`` adds the hash of sphinx-autobuild's reload script
   (``ffnbook_live_reload_host``).
 * **The chapter as one PDF.** The role ``{chapter-pdf}`Download the chapter as one PDF```
@@ -100,7 +100,7 @@ def live_reload_script(app: Sphinx) -> tuple[str, ...]:
     if len(injected) != 1:
         raise ValueError(
             "sphinx-autobuild's reload snippet is no longer one inline script: "
-            "update bookext.publishing.live_reload_script"
+            "update bookext.website.publishing.live_reload_script"
         )
     return tuple(injected)
 

@@ -1,0 +1,41 @@
+"""The site as a reader gets it: light, offline, accessible, findable pages and their tools.
+
+* :mod:`bookext.website.staticsite` -- what a page loads, accessible markup, meta description,
+  sitemap, 404 page: all through hooks.
+* :mod:`bookext.website.publishing` -- link previews, the same-host content policy, the PDF link,
+  the 404 page's in-page links.
+* :mod:`bookext.website.postprocess` -- the few edits of the finished HTML no hook can make, each
+  checked.
+* :mod:`bookext.website.previews` -- hover and focus previews of figures, equations, sections,
+  citations.
+* :mod:`bookext.website.mathfont` -- the site's own math font, cut to what the book uses.
+* :mod:`bookext.website.copycode` -- a Copy button on every code cell.
+* :mod:`bookext.website.navigation` -- the sidebar toggles' keyboard focus; section links close the
+  drawer.
+* :mod:`bookext.website.figurelinks` -- a tap or click on a figure opens its SVG full size.
+* :mod:`bookext.website.phonefigures` -- on a narrow screen a figure shows its drawing for a phone.
+
+The theme's templates the book overrides are in ``docs/_templates/``.
+"""
+
+from __future__ import annotations
+
+from sphinx.application import Sphinx
+
+PARTS = (
+    "mathfont",
+    "staticsite",
+    "postprocess",
+    "publishing",
+    "previews",
+    "copycode",
+    "navigation",
+    "figurelinks",
+    "phonefigures",
+)
+
+
+def setup(app: Sphinx) -> dict:
+    for part in PARTS:
+        app.setup_extension(f"bookext.website.{part}")
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
