@@ -23,7 +23,7 @@ def test_a_build_collects_less_and_leaves_the_collector_as_it_found_it(make_app,
         srcdir=srcdir,
         freshenv=True,
         confoverrides={
-            "extensions": ["myst_nb", "sphinx_design", "bookext.website.staticsite", "bookext.builds.buildspeed"]
+            "extensions": ["myst_nb", "sphinx_design", "bookext.website.page_assets", "bookext.builds.buildspeed"]
         },
     )
     during = {}

@@ -1,4 +1,5 @@
-"""What bookext.website.staticsite does to each page through Sphinx's hooks, built in-process on a
+"""What bookext.website's page parts (page_assets, accessible_markup, meta_description, notfound,
+sitemap) do to each page through Sphinx's hooks, built in-process on a
 tiny book (tests/roots/test-pages, not executed): the meta description, the page's
 scripts and stylesheets, accessible markup from node overrides, the 404 page's <base>,
 the sitemap and robots.txt."""
@@ -73,7 +74,7 @@ def test_the_search_page_keeps_sphinx_script_order(page):
 def test_sphinx_design_files_only_on_pages_that_use_it(page, quiet_tiny_book):
     def design_files(name):
         html = page(name)
-        # The page's stylesheets come as one bundle (bookext.website.staticsite.bundle_stylesheets).
+        # The page's stylesheets come as one bundle (bookext.website.stylesheet_bundles).
         styles = "".join(
             (quiet_tiny_book.outdir / link["href"].split("?")[0]).read_text()
             for link in html.find_all("link", rel="stylesheet")

@@ -301,7 +301,7 @@ def test_a_numbered_equation_keeps_its_number_at_the_right(browser, server, sche
 # The book's math rules removed from the page (what the theme alone does): the text, code,
 # figures and headings around the formulas keep their left edge and width. (They may move
 # down: spacing display equations from the text around them is one of those rules.)
-# The page loads ffnbook.css inside one bundle of stylesheets (bookext.website.staticsite): the
+# The page loads ffnbook.css inside one bundle of stylesheets (bookext.website.stylesheet_bundles): the
 # rules to drop are those of the bundle that ffnbook.css itself holds.
 DROP_BOOK_MATH_RULES = """async () => {
   const own = new CSSStyleSheet();

@@ -73,7 +73,7 @@ def test_myst_nb_copies_its_stylesheet_with_one_function():
 
 
 def test_myst_nbs_hidden_cell_node_carries_its_prompts():
-    """bookext.website.staticsite renders myst-nb's folded cells itself (accessible summary)."""
+    """bookext.website.accessible_markup renders myst-nb's folded cells itself (accessible summary)."""
     from myst_nb.sphinx_ import HideCodeCellNode
 
     assert "prompt_show" in inspect.getsource(HideCodeCellNode) or "prompt_show" in inspect.getsource(

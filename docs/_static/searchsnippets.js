@@ -1,4 +1,4 @@
-/* Search result snippets from a page's own text (bookext/website/staticsite.py loads it on the search
+/* Search result snippets from a page's own text (bookext/website/search_snippets.py loads it on the search
  * page only). Sphinx's searchtools.js cuts a result's snippet from the whole
  * [role=main] of the page, which here also holds the header's buttons ("Light Dark"),
  * the page's contents list and each glossary term's tooltip, spliced into the sentence.

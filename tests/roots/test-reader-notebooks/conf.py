@@ -1,7 +1,7 @@
 # A tiny book for the reader notebooks (tests/test_ext_reader_notebooks.py): one notebook page
 # saved with its outputs (glue included), read without executing it, so it has no execution
 # record (the notebook then installs torch, and the build says why).
-extensions = ["myst_nb", "bookext.website.staticsite", "bookext.notebooks.reader_notebooks"]
+extensions = ["myst_nb", "bookext.website.site_url", "bookext.notebooks.reader_notebooks"]
 myst_enable_extensions = ["colon_fence", "dollarmath", "amsmath"]
 nb_execution_mode = "off"
 numfig = True

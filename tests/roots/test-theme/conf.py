@@ -10,7 +10,7 @@ ROOT = Path(bookext.__file__).resolve().parents[3]
 book = runpy.run_path(str(ROOT / "conf.py"))
 
 project = "Tiny book"
-extensions = ["myst_nb", "bookext.content.readertools", "bookext.website.staticsite", "bookext.notebooks.downloads",
+extensions = ["myst_nb", "bookext.content.readertools", "bookext.website.meta_description", "bookext.website.page_assets", "bookext.website.accessible_markup", "bookext.website.notfound", "bookext.website.sitemap", "bookext.website.search_snippets", "bookext.notebooks.downloads",
               "bookext.website.postprocess", "bookext.website.publishing"]
 nb_execution_mode = "off"
 html_theme = book["html_theme"]

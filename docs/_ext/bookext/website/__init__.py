@@ -1,7 +1,13 @@
 """The site as a reader gets it: light, offline, accessible, findable pages and their tools.
 
-* :mod:`bookext.website.staticsite` -- what a page loads, accessible markup, meta description,
-  sitemap, 404 page: all through hooks.
+* :mod:`bookext.website.site_url` -- the address the site is published at (``ffnbook_site_url``).
+* :mod:`bookext.website.page_assets` -- each page loads only what it uses, nothing render-blocking
+  but CSS; :mod:`bookext.website.stylesheet_bundles` joins its stylesheets into one file.
+* :mod:`bookext.website.accessible_markup` -- markup axe-core flags, made accessible through hooks.
+* :mod:`bookext.website.meta_description` -- every page's meta description.
+* :mod:`bookext.website.search_snippets` -- search results' snippets from a page's article alone.
+* :mod:`bookext.website.sitemap` -- ``sitemap.xml`` and ``robots.txt``.
+* :mod:`bookext.website.notfound` -- the 404 page's links, at any missing address.
 * :mod:`bookext.website.publishing` -- link previews, the same-host content policy, the PDF link,
   the 404 page's in-page links.
 * :mod:`bookext.website.postprocess` -- the few edits of the finished HTML no hook can make, each
@@ -24,7 +30,12 @@ from sphinx.application import Sphinx
 
 PARTS = (
     "mathfont",
-    "staticsite",
+    "search_snippets",
+    "meta_description",
+    "notfound",
+    "accessible_markup",
+    "page_assets",
+    "sitemap",
     "postprocess",
     "publishing",
     "previews",

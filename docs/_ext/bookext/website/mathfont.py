@@ -15,7 +15,7 @@ derived font, in ``docs/_static/fonts/``:
 
 ``ffnbook.css`` names the font for ``<math>``; its ``@font-face`` comes in a
 stylesheet of its own (:func:`add_font_face`), joined to the page's others by
-``bookext.website.staticsite``. A page with a formula of its own carries the font inside
+``bookext.website.stylesheet_bundles``. A page with a formula of its own carries the font inside
 it (``_static/ffnbook-math.css``, the font as a ``data:`` URL), so its first
 layout already draws the formulas in it. Fetched as a file, the font arrived
 after the first paint and every formula of the page was styled and laid out a

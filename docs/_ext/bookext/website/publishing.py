@@ -1,7 +1,7 @@
 """What a published copy of the book adds to its pages.
 
 * **Link previews.** Every page gets Open Graph and Twitter-card metadata: its
-  title, its meta description (written by :mod:`bookext.website.staticsite`), its
+  title, its meta description (written by :mod:`bookext.website.meta_description`), its
   address and the book's card image (``docs/_static/ffnbook-card.png``, drawn
   by ``tools/make_card.py``), all on the site's own address (``ffnbook_site_url``).
   Metadata only: a reader's browser fetches nothing for it.
@@ -24,7 +24,7 @@
   is read again when the PDF appears or changes.
 * **"Suggest edit" and "Open issue"** in the header's repository menu come from the
   theme's options (``conf.py``: one ``REPOSITORY_URL``); the edit button's icon is
-  renamed here to its Font Awesome 6 name, so staticsite can inline it.
+  renamed here to its Font Awesome 6 name, so postprocess can inline it.
 * **The 404 page's in-page links.** The 404 page has a ``<base>`` (so that its
   links work at any missing address), under which ``#main-content`` would mean
   the home page. A small script points such links at the address being shown.
@@ -125,7 +125,7 @@ def _meta(prop: str, value: str, attr: str = "property") -> str:
 
 
 # Icons the book theme names by their Font Awesome 5 alias, which the theme's Font
-# Awesome 6 (whose icons staticsite inlines) knows by a new name.
+# Awesome 6 (whose icons postprocess inlines) knows by a new name.
 RENAMED_ICONS = {"fas fa-pencil-alt": "fas fa-pencil"}
 
 
@@ -239,6 +239,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("env-get-outdated", read_again_once_the_pdf_exists)
     app.connect("env-purge-doc", forget_page)
     app.connect("env-merge-info", merge_waiting)
-    # After staticsite's handler (priority 500), whose meta description is reused.
+    # After meta_description's handler (priority 500), whose description is reused.
     app.connect("html-page-context", add_page_metadata, priority=600)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
