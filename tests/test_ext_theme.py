@@ -117,7 +117,7 @@ def test_theme_stylesheet_and_icon_fonts_are_cut_down(page, quiet_tiny_book):
 
 
 def test_the_policy_names_each_inline_script_and_handler_of_the_themes_pages(page):
-    from bookext.website.publishing import script_hash
+    from bookext.website.security_policy import script_hash
 
     for name in PAGES:
         soup = page(name)
@@ -139,9 +139,10 @@ def test_the_policy_names_each_inline_script_and_handler_of_the_themes_pages(pag
 
 
 def test_with_script_hashes_skips_data_blocks_and_needs_one_policy():
-    from bookext.website.publishing import CONTENT_SECURITY_POLICY, _meta, script_hash, with_script_hashes
+    from bookext.website.meta_tags import meta_tag
+    from bookext.website.security_policy import CONTENT_SECURITY_POLICY, script_hash, with_script_hashes
 
-    head = _meta("Content-Security-Policy", CONTENT_SECURITY_POLICY, "http-equiv")
+    head = meta_tag("Content-Security-Policy", CONTENT_SECURITY_POLICY, "http-equiv")
     page = (
         f"<head>{head}<script>a()</script><script src='x.js'></script>"
         '<script type="application/json">{"b": 1}</script></head><body><button onclick="c()">'
@@ -184,7 +185,7 @@ def test_make_live_pages_allow_sphinx_autobuilds_reload_script():
 
     from sphinx_autobuild.middleware import web_socket_script
 
-    from bookext.website.publishing import live_reload_script
+    from bookext.website.security_policy import live_reload_script
 
     makefile = (Path(bookext.__file__).resolve().parents[3] / "Makefile").read_text()
     assert re.search(

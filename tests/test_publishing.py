@@ -1,4 +1,5 @@
-"""What a published copy adds (docs/_ext/bookext/website/publishing.py): link previews, the
+"""What a published copy adds (bookext.website's security_policy, link_previews, notfound and
+header_buttons; bookext.content.chapter_pdf): link previews, the
 repository's edit and issue links, a same-host content policy, and 404 in-page links.
 
 The addresses come from the one place that sets them, conf.py (SITE_URL,

@@ -33,7 +33,7 @@ COMPUTED_OR_NOT_PROSE = (
     "span.std-numref",
     "div.toctree-wrapper",  # the numbered table of contents
     'a[href^="bibliography.html#"]',  # author-year citations carry years and letters
-    "span.ffn-pdf-size",  # the PDF's size, measured by the build (bookext.website.publishing)
+    "span.ffn-pdf-size",  # the PDF's size, measured by the build (bookext.content.chapter_pdf)
 )
 #: What a glued value ({glue:text}) becomes in the scanned text: computed, so allowed, and a
 #: unit word right after it ("175.0 billion") is part of the computed number.

@@ -274,7 +274,7 @@ def test_bibtex_reference_style_pieces_the_book_uses():
 
 
 def test_the_book_themes_javascript_buttons_are_the_only_inline_handlers():
-    """bookext.website.publishing names each inline handler by hash; these are the theme's."""
+    """bookext.website.security_policy names each inline handler by hash; these are the theme's."""
     from pathlib import Path
 
     import sphinx_book_theme
@@ -287,7 +287,7 @@ def test_the_book_themes_javascript_buttons_are_the_only_inline_handlers():
 
 
 def test_sphinx_autobuild_injects_one_inline_reload_script():
-    """bookext.website.publishing.live_reload_script hashes it for `make live`."""
+    """bookext.website.security_policy.live_reload_script hashes it for `make live`."""
     from sphinx_autobuild.middleware import web_socket_script
 
     assert web_socket_script("h:1").count("<script>") == 1

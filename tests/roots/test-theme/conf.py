@@ -10,8 +10,22 @@ ROOT = Path(bookext.__file__).resolve().parents[3]
 book = runpy.run_path(str(ROOT / "conf.py"))
 
 project = "Tiny book"
-extensions = ["myst_nb", "bookext.content.readertools", "bookext.website.meta_description", "bookext.website.page_assets", "bookext.website.accessible_markup", "bookext.website.notfound", "bookext.website.sitemap", "bookext.website.search_snippets", "bookext.notebooks.downloads",
-              "bookext.website.postprocess", "bookext.website.publishing"]
+extensions = [
+    "myst_nb",
+    "bookext.content.readertools",
+    "bookext.website.meta_description",
+    "bookext.website.page_assets",
+    "bookext.website.accessible_markup",
+    "bookext.website.notfound",
+    "bookext.website.sitemap",
+    "bookext.website.search_snippets",
+    "bookext.notebooks.downloads",
+    "bookext.website.postprocess",
+    "bookext.website.header_buttons",
+    "bookext.website.security_policy",
+    "bookext.website.link_previews",
+    "bookext.content.chapter_pdf",
+]
 nb_execution_mode = "off"
 html_theme = book["html_theme"]
 html_theme_options = book["html_theme_options"]

@@ -11,6 +11,7 @@
 * :mod:`bookext.content.problems` -- numeric problems checked against the answers the build
   computed (:mod:`bookext.content.problem_text`: the words the page, the notebook and the PDF share).
 * :mod:`bookext.content.numbers` -- glued numbers in the book's format (no "0.00e+00").
+* :mod:`bookext.content.chapter_pdf` -- the role that links the chapter's PDF, where there is one.
 * :mod:`bookext.content.listings` -- listings of ffnbook's code without API markup, methods in
   their class.
 """
@@ -29,6 +30,7 @@ PARTS = (
     "problems",
     "numbers",
     "listings",
+    "chapter_pdf",
 )
 
 

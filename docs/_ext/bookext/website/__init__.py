@@ -8,8 +8,11 @@
 * :mod:`bookext.website.search_snippets` -- search results' snippets from a page's article alone.
 * :mod:`bookext.website.sitemap` -- ``sitemap.xml`` and ``robots.txt``.
 * :mod:`bookext.website.notfound` -- the 404 page's links, at any missing address.
-* :mod:`bookext.website.publishing` -- link previews, the same-host content policy, the PDF link,
-  the 404 page's in-page links.
+* :mod:`bookext.website.security_policy` -- nothing from another host, no inline script but the
+  page's own: the content security policy and its script hashes.
+* :mod:`bookext.website.link_previews` -- Open Graph and Twitter-card metadata (:mod:`bookext.website.meta_tags`
+  writes the tags).
+* :mod:`bookext.website.header_buttons` -- the header's repository menu, with icons the theme knows.
 * :mod:`bookext.website.postprocess` -- the few edits of the finished HTML no hook can make, each
   checked.
 * :mod:`bookext.website.previews` -- hover and focus previews of figures, equations, sections,
@@ -37,7 +40,9 @@ PARTS = (
     "page_assets",
     "sitemap",
     "postprocess",
-    "publishing",
+    "header_buttons",
+    "security_policy",
+    "link_previews",
     "previews",
     "copycode",
     "navigation",

@@ -3,8 +3,9 @@
 A static host (GitHub Pages, the test server) serves ``404.html`` at whatever address was
 missing, ``/ffnbook/a/b/c`` as well as ``/ffnbook/x``. The page gets a ``<base>`` (the path
 of ``ffnbook_site_url``), before every other address in its head, so its relative links
-resolve from the site's root (:mod:`bookext.website.publishing` keeps its in-page links on
-the address shown).
+resolve from the site's root. Under that ``<base>``, an in-page link (``#main-content``,
+the skip link) would mean the home page: a small script points such links at the address
+being shown (its hash is in the page's policy, :mod:`bookext.website.security_policy`).
 
 Why not sphinx-notfound-page (tried: 1.1.0, on tests/roots/test-theme with
 ``notfound_urls_prefix = "/book/"``): it rewrites the addresses the templates make
@@ -28,6 +29,15 @@ from bookext.website.site_url import site_url
 
 NOT_FOUND_PAGE = "404"
 
+# Under 404.html's <base>, "#main-content" resolves to the site's home page; point
+# every in-page link at the address actually shown instead.
+IN_PAGE_LINKS_SCRIPT = (
+    "<script>document.addEventListener('DOMContentLoaded',function(){"
+    "document.querySelectorAll('a[href^=\"#\"]').forEach(function(a){"
+    "a.setAttribute('href',location.pathname+location.search+a.getAttribute('href'));});});"
+    "</script>"
+)
+
 
 def add_404_base(app: Sphinx, pagename, templatename, context, doctree) -> None:
     """A ``<base>``, before every other address in the 404 page's head."""
@@ -36,7 +46,14 @@ def add_404_base(app: Sphinx, pagename, templatename, context, doctree) -> None:
         context["metatags"] = f'<base href="{html.escape(base)}" />\n' + context.get("metatags", "")
 
 
+def keep_in_page_links_on_the_address(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    if pagename == NOT_FOUND_PAGE:
+        context["metatags"] = context.get("metatags", "") + "\n" + IN_PAGE_LINKS_SCRIPT
+
+
 def setup(app: Sphinx) -> dict:
     app.setup_extension("bookext.website.site_url")
     app.connect("html-page-context", add_404_base)
+    # After the policy's tag (priority 600), as before the split.
+    app.connect("html-page-context", keep_in_page_links_on_the_address, priority=650)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

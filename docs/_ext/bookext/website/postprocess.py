@@ -19,7 +19,7 @@ options. What is left has no hook:
   to the glyphs the stylesheet still names (drawn with ``content:``). The admonition
   icons, which every chapter page shows at its top, are drawn as SVG masks instead
   (path data from fontawesome.js), so a page's first paint waits for no icon font.
-* **The content security policy's script hashes** (:func:`bookext.website.publishing.with_script_hashes`):
+* **The content security policy's script hashes** (:func:`bookext.website.security_policy.with_script_hashes`):
   the policy names each inline script and handler of the finished page by hash, and only
   the finished page has them all (the theme's templates write several).
 * **No inline event handlers.** The book theme's button macro writes the print and
@@ -59,8 +59,8 @@ from sphinx.errors import SphinxError
 
 from bookext.builds.pagestate import built_pages, code_version, digest, read_record, write_record
 from bookext.execution.records import write_atomically
-from bookext.website import publishing
-from bookext.website.publishing import live_reload_script, with_script_hashes
+from bookext.website import security_policy
+from bookext.website.security_policy import live_reload_script, with_script_hashes
 
 
 class ThemeMarkupChanged(SphinxError):
@@ -337,7 +337,7 @@ MADE = "ffnbook-postprocessed"
 def _edits_version(live_reload, policy: bool) -> str:
     """What an edited page depends on besides its own HTML: this module's and the policy's code,
     and the live-reload script the policy names."""
-    return code_version(__file__, publishing.__file__, extra=repr((live_reload, policy)))
+    return code_version(__file__, security_policy.__file__, extra=repr((live_reload, policy)))
 
 
 def finish(app: Sphinx, exception) -> None:
@@ -348,7 +348,7 @@ def finish(app: Sphinx, exception) -> None:
     out = Path(app.outdir)
     icons = fontawesome_icons(out / "_static" / "scripts" / "fontawesome.js")
     edits = page_edits(icons)
-    policy = "bookext.website.publishing" in app.extensions  # which writes the pages' policy
+    policy = "bookext.website.security_policy" in app.extensions  # which writes the pages' policy
     live_reload = live_reload_script(app) if policy else ()
     manifest_path = Path(app.doctreedir) / MANIFEST
     version = _edits_version(live_reload, policy)
