@@ -1,6 +1,6 @@
 # A tiny book for the glossary role, tooltips and page (tests/test_ext_glossary.py);
 # its glossary is glossary.yml here, which the tests put in place of docs/glossary.yml.
-extensions = ["myst_parser", "bookext.content.mathml", "bookext.content.readertools", "bookext.content.glossary"]
+extensions = ["myst_parser", "bookext.content.mathml", "bookext.content.glossary_terms", "bookext.content.glossary"]
 myst_enable_extensions = ["dollarmath"]
 html_math_renderer = "mathml"
 exclude_patterns = ["_build"]

@@ -12,7 +12,9 @@ book = runpy.run_path(str(ROOT / "conf.py"))
 project = "Tiny book"
 extensions = [
     "myst_nb",
-    "bookext.content.readertools",
+    "bookext.website.reading_tools",
+    "bookext.content.glossary_terms",
+    "bookext.content.selfcheck",
     "bookext.website.meta_description",
     "bookext.website.page_assets",
     "bookext.website.accessible_markup",

@@ -3,8 +3,11 @@
 * :mod:`bookext.content.mathml` -- LaTeX rendered to MathML at build time (no script, no CDN).
 * :mod:`bookext.content.glossary` -- the glossary page, from ``docs/glossary.yml``
   (:mod:`bookext.content.glossary_data` reads and checks that file).
-* :mod:`bookext.content.readertools` -- term tooltips by expertise level, self-checks, reading tools.
-* :mod:`bookext.content.quiz_order` -- the seeded order a self-check shows its options in.
+* :mod:`bookext.content.glossary_terms` -- ``{gls}`` terms in prose, with their definition as a tooltip.
+* :mod:`bookext.content.selfcheck` -- multiple-choice self-checks whose every option explains itself
+  (:mod:`bookext.content.quiz_order`: the seeded order of their options).
+* :mod:`bookext.content.html_element` -- the HTML node the tooltips, self-checks and problems are
+  made of.
 * :mod:`bookext.content.figurealt` -- alt text of glued figures from the figure functions themselves.
 * :mod:`bookext.content.citations` -- author–year citations that never print the same text twice.
 * :mod:`bookext.content.explorables` -- interactive figures computed in the browser, no kernel.
@@ -23,7 +26,8 @@ from sphinx.application import Sphinx
 PARTS = (
     "mathml",
     "glossary",
-    "readertools",
+    "glossary_terms",
+    "selfcheck",
     "figurealt",
     "citations",
     "explorables",

@@ -68,7 +68,7 @@ def letter_of(term: str) -> str:
 def alphabet_bar(first_of: dict[str, str]) -> nodes.Element:
     """A row of links, one per letter that has terms, to the first of them: on a long
     glossary any letter is one tap away. A ``<nav>`` named for what it holds."""
-    from bookext.content.readertools import element
+    from bookext.content.html_element import element
 
     links = []
     for letter in sorted(first_of, key=lambda c: (c != "#", c)):
@@ -77,5 +77,6 @@ def alphabet_bar(first_of: dict[str, str]) -> nodes.Element:
 
 
 def setup(app: Sphinx) -> dict:
+    app.setup_extension("bookext.content.html_element")  # the letters bar is made of it
     app.add_directive("ffnbook-glossary", DataGlossary)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -2,7 +2,7 @@
 
 The definitions live in ``docs/glossary.yml``. The glossary page is rendered
 from them by :mod:`bookext.content.glossary` and the tooltips by
-:mod:`bookext.content.readertools`, so every view of a term reads the same words.
+:mod:`bookext.content.glossary_terms`, so every view of a term reads the same words.
 
 A term's *level* says how expert a reader must be before the term no longer
 needs explaining: ``beginner`` terms are explained only to beginners,

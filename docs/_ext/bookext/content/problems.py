@@ -54,7 +54,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from bookext.content import problem_text
-from bookext.content.readertools import element
+from bookext.content.html_element import element
 
 logger = logging.getLogger(__name__)
 
@@ -258,7 +258,7 @@ def add_problem_files(app: Sphinx, pagename, templatename, context, doctree) -> 
 
 
 def setup(app: Sphinx) -> dict:
-    app.setup_extension("bookext.content.readertools")  # the html_element node the parts are made of
+    app.setup_extension("bookext.content.html_element")  # the node the parts are made of
     app.add_node(
         problem,
         html=(visit_problem_html, depart_problem_html),

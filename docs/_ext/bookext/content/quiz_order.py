@@ -1,7 +1,7 @@
 """The order a self-check shows its options in: shuffled with a fixed seed.
 
 Authors tend to write the right option first; readers should not learn where to
-look. Every view of a question (the page, by :mod:`bookext.content.readertools`, and the
+look. Every view of a question (the page, by :mod:`bookext.content.selfcheck`, and the
 reader's notebook, by :mod:`bookext.notebooks.myst_markdown`) lists the options in this one
 order, so "(b)" means the same option everywhere. Nothing here imports Sphinx.
 """

@@ -15,6 +15,8 @@
 * :mod:`bookext.website.header_buttons` -- the header's repository menu, with icons the theme knows.
 * :mod:`bookext.website.postprocess` -- the few edits of the finished HTML no hook can make, each
   checked.
+* :mod:`bookext.website.reading_tools` -- the article header's reading tools, the script behind
+  them, the tooltips and self-checks, and the book's stylesheet.
 * :mod:`bookext.website.previews` -- hover and focus previews of figures, equations, sections,
   citations.
 * :mod:`bookext.website.mathfont` -- the site's own math font, cut to what the book uses.
@@ -33,6 +35,7 @@ from sphinx.application import Sphinx
 
 PARTS = (
     "mathfont",
+    "reading_tools",
     "search_snippets",
     "meta_description",
     "notfound",

@@ -2,7 +2,7 @@
 
 Everything else the book changes about the theme goes through the theme's and
 Sphinx's own hooks: template overrides in ``docs/_templates/``, ``html-page-context``
-handlers (bookext.website.page_assets and its neighbours, bookext.content.readertools), node overrides and theme
+handlers (bookext.website.page_assets and its neighbours, bookext.website.reading_tools), node overrides and theme
 options. What is left has no hook:
 
 * **Icons as inline SVG.** pydata-sphinx-theme writes ``<i class="fa-solid fa-bars">``
