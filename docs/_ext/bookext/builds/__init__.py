@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from sphinx.application import Sphinx
 
+PARTS = ("incremental", "buildlock", "buildspeed")
+
 
 def setup(app: Sphinx) -> dict:
-    for part in ("incremental", "buildlock", "buildspeed"):
+    for part in PARTS:
         app.setup_extension(f"bookext.builds.{part}")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from sphinx.application import Sphinx
 
+PARTS = ("downloads", "reader_notebooks")
+
 
 def setup(app: Sphinx) -> dict:
-    for part in ("downloads", "reader_notebooks"):
+    for part in PARTS:
         app.setup_extension(f"bookext.notebooks.{part}")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
