@@ -26,6 +26,14 @@
   doctrees and tables of contents, which change only when a page is read or removed; the
   saved environment holds the numbers the last such build found. The book numbers the
   figures only in a build that read or removed a page (:func:`renumbered_pages`).
+
+What it saves, all three together (``make html`` with nothing to do, this module set up or
+left out of :mod:`bookext.builds`, medians of 3 after a settling build, load 2.3-3.6 on two
+shared cores): 4.3 s of CPU (4.3 s wall) with it, 6.6 s of CPU (8.4 s wall) without, so
+2.3 s of CPU and 4.1 s of waiting per no-op rebuild: kept, against about 130 lines that
+rely on Sphinx internals (``app.events.listeners``, ``TocTreeCollector``'s numbering
+methods, ``app.parallel``), a change in which fails the build (:func:`number_figures_only_after_reading`)
+or tests/test_ext_buildspeed.py.
 """
 
 from __future__ import annotations
