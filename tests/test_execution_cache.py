@@ -253,6 +253,8 @@ def test_a_missing_damaged_altered_or_mismatched_record_is_discarded_and_its_pag
     assert executed(built(project)) == {}
 
 
+# make test-full: two more builds of every page; a code edit's re-render is in make test (above).
+@pytest.mark.full
 @pytest.mark.build
 def test_editing_how_pages_look_re_renders_every_page_and_executes_none(built_project):
     project = built_project
@@ -271,6 +273,8 @@ def test_editing_how_pages_look_re_renders_every_page_and_executes_none(built_pr
         assert executed(out) == {}, edited
 
 
+# make test-full: a clean build of its own and a failing one (~40 s on a loaded machine).
+@pytest.mark.full
 @pytest.mark.build
 def test_warnings_are_reported_again_after_a_failed_build(project):
     page = project / "docs" / "page1.md"

@@ -260,6 +260,14 @@ def test_the_script_computes_what_ffnbook_computes(open_page, kind):
     assert not page.errors
 
 
+#: The kinds a check whose mechanism every explorable shares runs on: `make test` one (compute, on a
+#: page of sitecheck's sample), `make test-full` every kind. Checks of what each kind computes,
+#: its controls and its labels run on every kind in both.
+SHARED_MECHANISM_KINDS = [
+    kind if kind == "compute" else pytest.param(kind, marks=pytest.mark.full) for kind in explorables.KINDS
+]
+
+
 # --- moving every control by keyboard -------------------------------------------------------------
 
 # Keys that move each kind of control: a range and a select step by one, a checkbox toggles.
@@ -380,7 +388,7 @@ STATIC = {
 }
 
 
-@pytest.mark.parametrize("kind", explorables.KINDS)
+@pytest.mark.parametrize("kind", SHARED_MECHANISM_KINDS)
 def test_without_javascript_and_in_print_the_static_figure_remains(open_page, kind):
     page = open_page(PAGES[kind], java_script_enabled=False)
     assert page.locator(".ffn-x").count() == 1 and page.locator(".ffn-x").is_hidden()
@@ -421,7 +429,7 @@ def test_the_page_ships_exactly_ffnbooks_data(site):
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-@pytest.mark.parametrize("kind", explorables.KINDS)
+@pytest.mark.parametrize("kind", SHARED_MECHANISM_KINDS)
 def test_no_axe_violations_before_and_after_moving_the_controls(open_page, kind, scheme):
     if not AXE_JS.exists():
         pytest.skip(f"axe-core checks need {AXE_JS}: `make test` installs it with npm (tests/node)")

@@ -180,6 +180,8 @@ def test_a_build_stopped_while_executing_shows_the_results_it_recorded(built_pro
     assert not any(f.exists() for f in killed)
 
 
+# make test-full: a clean build of its own, twice at once (~40 s on a loaded machine).
+@pytest.mark.full
 def test_two_builds_of_one_folder_at_once_execute_each_page_once(project, tmp_path):
     env = build_env(project)
     command = ["make", "--no-print-directory", "html", f"PY={sys.executable}", "SETUP="]
@@ -194,6 +196,9 @@ def test_two_builds_of_one_folder_at_once_execute_each_page_once(project, tmp_pa
     assert sum("another build of" in out and "waiting for it to finish" in out for out in outs) == 1
 
 
+# make test-full: three builds (~40 s on a loaded machine); the lock itself is tested in-process
+# (test_ext_incremental).
+@pytest.mark.full
 def test_a_page_executed_by_another_build_of_the_same_folder_is_shown(built_project):
     """`make pdf` (a one-page build with its own saved environment) shares the records:
     a page it executed must not be taken as read by the next `make html`."""
