@@ -11,11 +11,11 @@ and ``ogp_image`` set): it keeps to the site's constraints (metadata only, nothi
 no script) but says something else. Its ``og:description`` is the page's first 200
 characters of text, headings included ("A page of prose with no code. A section: Its
 heading gives..."), not the page's meta description (its learning goals), and no setting
-hands it one; ``og:type`` is one value for the whole site (``article`` for a chapter page
-here); it writes nothing on pages without a doctree (search, index), names the card by
-the site's name unless ``ogp_image_alt`` is set, and with Matplotlib installed (as
-ffnbook needs it) draws a social-card image per page unless ``ogp_social_cards`` turns
-that off. Matching the previews this module writes would take its configuration plus a
+hands it one; ``og:type`` is one value for the whole site (here: ``website`` for the home
+page, ``article`` for the others); it writes nothing on pages without a doctree (search,
+index), no image size for a configured ``ogp_image``, and names the card by the site's name
+unless ``ogp_image_alt`` is set (without ``ogp_image`` it draws a card per page with
+Matplotlib). Matching the previews this module writes would take its configuration plus a
 field list on every page; this module is forty lines.
 """
 

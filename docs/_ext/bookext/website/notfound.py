@@ -11,11 +11,12 @@ Why not sphinx-notfound-page (tried: 1.1.0, on tests/roots/test-theme with
 ``notfound_urls_prefix = "/book/"``): it rewrites the addresses the templates make
 (``pathto``, ``toctree``, stylesheets, scripts) and images into absolute ones under one
 prefix, but not the page's own references: the 404 page's "Start from the contents" link
-stayed ``href="index.html"``, which at a deeper missing address points at a page that does
-not exist. It needs the same published path this module's ``<base>`` needs, so it is no
-more position-independent; it replaces the builder's ``css_tag``/``js_tag`` with its own
-(through private ``sphinx.builders.html._assets`` names) and forces the page orphan through
-an environment collector. The ``<base>`` covers every relative address, body included.
+stayed ``href="index.html"``, which without this module's ``<base>`` (what adopting it would
+remove) points, at a deeper missing address, at a page that does not exist. It needs the
+same published path this module's ``<base>`` needs, so it is no more position-independent;
+it replaces the builder's ``css_tag``/``js_tag`` with its own (through private
+``sphinx.builders.html._assets`` names) and forces the page orphan through an environment
+collector. The ``<base>`` covers every relative address, body included.
 """
 
 from __future__ import annotations
@@ -54,6 +55,6 @@ def keep_in_page_links_on_the_address(app: Sphinx, pagename, templatename, conte
 def setup(app: Sphinx) -> dict:
     app.setup_extension("bookext.website.site_url")
     app.connect("html-page-context", add_404_base)
-    # After the policy's tag (priority 600), as before the split.
+    # After the policy's tag (priority 600): the head lists the policy, then the script it allows.
     app.connect("html-page-context", keep_in_page_links_on_the_address, priority=650)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,12 +4,12 @@ Why not sphinx-sitemap (tried: 2.9.0, on tests/roots/test-theme with ``html_base
 it lists the pages *written* by the build, collected in ``html-page-context``, so an
 incremental build's sitemap lacks every page it did not write again (after one page was
 edited, the tiny book's sitemap dropped ``404.html``; upstream jdillard/sphinx-sitemap#13,
-open since 2018), against what :mod:`bookext.builds.incremental` guarantees: an
-incremental build publishes what a clean one would. It also lists pages in the order the
-``-j`` writers finished (not stable from build to build), starts a ``multiprocessing``
-manager process in every build, and by default prefixes every address with the language
-(``/en/``) and lists the search, index and 404 pages. This module reads the pages from
-Sphinx's saved environment instead: about twenty lines.
+open since 2018), against what :mod:`bookext.builds.incremental` guarantees: an incremental
+build publishes what a clean one would. It also lists pages in the order they were written
+(with ``-j``, as the writer processes report them), starts a ``multiprocessing`` manager
+process in every build, and by default prefixes every address with the language (``/en/``)
+and lists the search, index and 404 pages. This module reads the pages from Sphinx's saved
+environment instead: about twenty lines.
 """
 
 from __future__ import annotations
