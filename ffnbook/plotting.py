@@ -33,11 +33,12 @@ from __future__ import annotations
 import io
 import re
 from contextlib import contextmanager
+from functools import cache
 from textwrap import fill
+from typing import TYPE_CHECKING
 
-import matplotlib
-from matplotlib.figure import Figure
-from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, LogFormatterSciNotation
+if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn (~0.5 s), not with the package
+    from matplotlib.figure import Figure
 
 from .figure_metadata import PHONE_METADATA
 
@@ -54,7 +55,8 @@ OTHER_COLOURS = (PALETTE[2], PALETTE[3], PALETTE[6], "#808080")
 #: The one hatching pattern, which marks a gated FFN (three matrices).
 GATED_HATCH = "//"
 
-_RC = {
+#: The book's matplotlib settings (rcParams), completed on first use by :func:`_book_rc`.
+_RC_SETTINGS = {
     "svg.hashsalt": "ffnbook",
     "svg.fonttype": "none",
     "font.size": 11,
@@ -70,8 +72,26 @@ _RC = {
     "legend.frameon": False,
     "figure.facecolor": "white",
     "axes.facecolor": "white",
-    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
 }
+
+
+@cache
+def _book_rc() -> dict:
+    import matplotlib
+
+    return {**_RC_SETTINGS, "axes.prop_cycle": matplotlib.cycler(color=PALETTE)}
+
+
+def _rc_context(rc: dict | None = None):
+    import matplotlib
+
+    return matplotlib.rc_context(_book_rc() if rc is None else rc)
+
+
+def _is_figure(value) -> bool:
+    from matplotlib.figure import Figure
+
+    return isinstance(value, Figure)
 
 
 #: The largest figure side, in inches (a page is about 7 wide).
@@ -85,9 +105,11 @@ def new_figure(width: float = 7.0, height: float = 4.0, **subplot_kw) -> Figure:
     for value, name in ((width, "width"), (height, "height")):
         require_number(value, name, low=0, high=MAX_INCHES, low_open=True,
                        expected=f"a size in inches in (0, {MAX_INCHES}]")
-    with matplotlib.rc_context(_RC):
+    from matplotlib.figure import Figure
+
+    with _rc_context():
         fig = Figure(figsize=(width, height), layout="constrained")
-    fig._ffnbook_rc = dict(_RC)  # remembered for drawing and saving
+    fig._ffnbook_rc = dict(_book_rc())  # remembered for drawing and saving
     return fig
 
 
@@ -137,7 +159,7 @@ def in_the_chapters_notation(fig: Figure) -> None:
     """
     from matplotlib.text import Text
 
-    if not isinstance(fig, Figure):
+    if not _is_figure(fig):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     for text in fig.findobj(Text):
         words = text.get_text()
@@ -224,6 +246,8 @@ def _one_legend_below(fig: Figure, inside: list):
 def _thin_crowded_ticks(fig: Figure, axes: list) -> dict:
     """Every second (third...) tick of an x axis whose numbers would touch at a phone's size;
     the axes' locators as they were."""
+    from matplotlib.ticker import FixedLocator
+
     fig.draw_without_rendering()
     thinned = {}
     for axis in axes:
@@ -246,6 +270,7 @@ def _thin_crowded_ticks(fig: Figure, axes: list) -> dict:
 def _drawn_for_a_phone(fig: Figure):
     """The figure laid out for a phone for the duration of the block, then as it was."""
     from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, LogFormatterSciNotation
 
     width, height = fig.get_size_inches()
     fig.draw_without_rendering()  # the tick labels exist from here on
@@ -334,7 +359,7 @@ class BookFigure:
     """
 
     def __init__(self, figure: Figure, description: str):
-        if not isinstance(figure, Figure):
+        if not _is_figure(figure):
             raise TypeError(f"figure must be a matplotlib Figure, got {type(figure).__name__}")
         if not isinstance(description, str):
             raise TypeError(f"description must be text (the alt text), got {type(description).__name__}")
@@ -346,7 +371,7 @@ class BookFigure:
 
     def to_svg(self) -> str:
         buffer = io.StringIO()
-        with matplotlib.rc_context(getattr(self.figure, "_ffnbook_rc", _RC)):
+        with _rc_context(getattr(self.figure, "_ffnbook_rc", None)):
             self.figure.savefig(buffer, format="svg", metadata={"Date": None}, facecolor="white")
         return buffer.getvalue()
 
@@ -381,7 +406,7 @@ def styled(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        with matplotlib.rc_context(_RC):
+        with _rc_context():
             return fn(*args, **kwargs)
 
     return wrapper

@@ -157,3 +157,16 @@ def test_import_ffnbook_loads_neither_scipy_nor_matplotlib():
     code = "import sys, ffnbook; print(sorted({'scipy', 'matplotlib'} & set(sys.modules)))"
     loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert loaded.strip() == "[]"
+
+
+def test_importing_any_ffnbook_module_loads_no_matplotlib_until_a_figure_is_drawn():
+    # An edit of a module re-reads its API page, whose autodoc imports it in the build's process:
+    # matplotlib there cost ~0.7 s of every such rebuild (issue 34's leaf-edit overhead).
+    code = (
+        "import importlib, pkgutil, sys, ffnbook\n"
+        "for m in pkgutil.iter_modules(ffnbook.__path__): importlib.import_module('ffnbook.' + m.name)\n"
+        "print('matplotlib' in sys.modules)\n"
+        "from ffnbook import plotting; plotting.new_figure(); print('matplotlib' in sys.modules)"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert loaded.split() == ["False", "True"]
