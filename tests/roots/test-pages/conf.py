@@ -1,16 +1,13 @@
 # A tiny book for what bookext.website's page parts do to every page through hooks: the meta
 # description, scripts and stylesheets per page, accessible markup (node overrides),
 # the 404 page's <base>, the sitemap (tests/test_ext_pages.py). Pages are not executed.
+from bookext.website import PAGE_PARTS
+
 project = "Tiny book"
 extensions = [
     "myst_nb",
     "sphinx_design",
-    "bookext.website.meta_description",
-    "bookext.website.page_assets",
-    "bookext.website.accessible_markup",
-    "bookext.website.notfound",
-    "bookext.website.sitemap",
-    "bookext.website.search_snippets",
+    *(f"bookext.website.{part}" for part in PAGE_PARTS),
 ]
 myst_enable_extensions = ["colon_fence"]
 nb_execution_mode = "off"

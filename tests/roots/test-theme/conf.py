@@ -5,6 +5,7 @@ import runpy
 from pathlib import Path
 
 import bookext
+from bookext.website import PAGE_PARTS
 
 ROOT = Path(bookext.__file__).resolve().parents[3]
 book = runpy.run_path(str(ROOT / "conf.py"))
@@ -15,12 +16,7 @@ extensions = [
     "bookext.website.reading_tools",
     "bookext.content.glossary_terms",
     "bookext.content.selfcheck",
-    "bookext.website.meta_description",
-    "bookext.website.page_assets",
-    "bookext.website.accessible_markup",
-    "bookext.website.notfound",
-    "bookext.website.sitemap",
-    "bookext.website.search_snippets",
+    *(f"bookext.website.{part}" for part in PAGE_PARTS),
     "bookext.notebooks.downloads",
     "bookext.website.postprocess",
     "bookext.website.header_buttons",

@@ -33,15 +33,14 @@ from __future__ import annotations
 
 from sphinx.application import Sphinx
 
+#: What every page is given through hooks (description, assets, markup, 404 base, sitemap, search
+#: text); the test books of tests/roots load exactly these.
+PAGE_PARTS = ("search_snippets", "meta_description", "notfound", "accessible_markup", "page_assets", "sitemap")
+
 PARTS = (
     "mathfont",
     "reading_tools",
-    "search_snippets",
-    "meta_description",
-    "notfound",
-    "accessible_markup",
-    "page_assets",
-    "sitemap",
+    *PAGE_PARTS,
     "postprocess",
     "header_buttons",
     "security_policy",
