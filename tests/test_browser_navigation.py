@@ -216,9 +216,13 @@ def test_on_a_phone_the_drawers_work_from_the_keyboard(server, browser, side):
     tab_to(page, f"{side['drawer']} {side['link']}")
     page.keyboard.press("Escape")
     assert not drawer_is_open(page, side["drawer"])
-    # Focus is back on the toggle that opened the drawer.
-    assert page.evaluate(f"document.activeElement.matches({side['toggle']!r})"), (
-        "closing the drawer did not give the focus back to its toggle"
+    # Focus is back on the toggle that opened the drawer (navigation.js returns it
+    # in a task after the dialog's close event, so wait for it rather than sample).
+    wait_until(
+        page,
+        "t => document.activeElement.matches(t)",
+        side["toggle"],
+        "closing the drawer did not give the focus back to its toggle",
     )
     # The close button works from the keyboard too, and gives the focus back as well.
     page.keyboard.press("Enter")
@@ -226,8 +230,11 @@ def test_on_a_phone_the_drawers_work_from_the_keyboard(server, browser, side):
     tab_to(page, f"{side['drawer']} > button.ffn-drawer-close")
     page.keyboard.press("Enter")
     assert not drawer_is_open(page, side["drawer"]), "Enter on the close button did not close the drawer"
-    assert page.evaluate(f"document.activeElement.matches({side['toggle']!r})"), (
-        "the close button did not give the focus back to the drawer's toggle"
+    wait_until(
+        page,
+        "t => document.activeElement.matches(t)",
+        side["toggle"],
+        "the close button did not give the focus back to the drawer's toggle",
     )
     page.context.close()
 
@@ -238,7 +245,7 @@ def test_on_a_desktop_the_sidebar_toggle_works_from_the_keyboard(server, browser
     tab_to(page, PRIMARY["toggle"])
     page.keyboard.press("Enter")
     sidebar_becomes(links, "hidden", "Enter on the primary toggle did not hide the sidebar")
-    assert page.evaluate(f"document.activeElement.matches({PRIMARY['toggle']!r})"), "the toggle lost the keyboard focus"
+    wait_until(page, "t => document.activeElement.matches(t)", PRIMARY["toggle"], "the toggle lost the keyboard focus")
     page.keyboard.press("Enter")
     sidebar_becomes(links, "visible", "a second Enter on the primary toggle did not show it")
     page.context.close()
