@@ -446,62 +446,70 @@ def _merged_streams(outputs: list) -> list:
     return merged
 
 
-def test_a_forked_kernel_is_indistinguishable_from_a_fresh_one(tmp_path):
-    """Forked from a template that imported what conf.py preloads (torch included)."""
+def _kernel_notebook(*sources: str) -> nbformat.NotebookNode:
+    return nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(source) for source in sources],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+
+
+@pytest.fixture(scope="module")
+def kernel_runs(tmp_path_factory) -> dict:
+    """The same pages run twice, in fresh kernels and in kernels forked from a template that
+    imported what conf.py preloads (torch included), with the build's one-thread limits: the
+    outcomes by mode and page. One pair of runs serves the three kernel tests below (each run
+    starts its kernels and imports torch: seconds)."""
     import runpy
 
+    folder = tmp_path_factory.mktemp("kernels")
+    (folder / "helper_pkg.py").write_text("def version():\n    import torch\n    return torch.__version__\n")
     preload = runpy.run_path(str(ROOT / "conf.py"))["ffnbook_kernel_preload"]
-    assert "torch" in preload
+    assert "torch" in preload and "numpy" in preload
+    from bookext.execution.kernel_template import THREAD_VARIABLES
+
+    pages = {
+        "facts0": _process_facts_notebook(),
+        "facts1": _process_facts_notebook(),
+        "uses-torch": _kernel_notebook("import helper_pkg", "print(helper_pkg.version() != '')"),
+        "numpy-only": _kernel_notebook("import json, numpy as np", "np.ones(2).sum()"),
+        "threads": _kernel_notebook(
+            f"import os, torch\nprint([os.environ.get(v) for v in {THREAD_VARIABLES!r}], torch.get_num_threads())"
+        ),
+    }
+    limits = dict.fromkeys(THREAD_VARIABLES, "1")
 
     def run(preload):
-        runs = [Run(f"nb{i}", _process_facts_notebook(), str(tmp_path), 300, False) for i in range(2)]
-        return execute_notebooks(runs, jobs=2, roots=[str(tmp_path)], excluded=[], preload=preload)
+        runs = [Run(name, copy.deepcopy(nb), str(folder), 300, False) for name, nb in pages.items()]
+        return execute_notebooks(runs, jobs=2, roots=[str(folder)], excluded=[], preload=preload, env=limits)
 
-    fresh, forked = run(None), run(preload)
-    assert not any(o.forked for o in fresh.values()) and all(o.forked for o in forked.values())
-    for key in fresh:
-        assert fresh[key].error is None and forked[key].error is None, forked[key].traceback
-        outputs = [[_merged_streams(c.outputs), c.execution_count] for c in fresh[key].notebook.cells]
-        assert outputs == [[_merged_streams(c.outputs), c.execution_count] for c in forked[key].notebook.cells]
+    outcomes = {"fresh": run(None), "forked": run(preload)}
+    for mode, by_page in outcomes.items():
+        for name, outcome in by_page.items():
+            assert outcome.error is None, (mode, name, outcome.traceback)
+            assert outcome.forked == (mode == "forked"), (mode, name)
+    return outcomes
+
+
+def test_a_forked_kernel_is_indistinguishable_from_a_fresh_one(kernel_runs):
+    fresh, forked = kernel_runs["fresh"], kernel_runs["forked"]
+    for name in ("facts0", "facts1"):
+        outputs = [[_merged_streams(c.outputs), c.execution_count] for c in fresh[name].notebook.cells]
+        assert outputs == [[_merged_streams(c.outputs), c.execution_count] for c in forked[name].notebook.cells]
     # Each page starts with an empty namespace although another page defined a name before.
-    assert "shared" not in forked["nb1"].notebook.cells[0].outputs[0]["text"]
+    assert "shared" not in forked["facts1"].notebook.cells[0].outputs[0]["text"]
 
 
-def test_the_probe_records_the_packages_the_page_imported_even_those_the_template_preloaded(tmp_path):
+def test_the_probe_records_the_packages_the_page_imported_even_those_the_template_preloaded(kernel_runs):
     """What a reader's notebook installs (torch or not) comes from these lists: a package
     imported by a page's cell or by code it called counts, in a fresh kernel and in one
     forked from a template that loaded torch before the page started; the kernel's own
     imports and the standard library do not."""
-    (tmp_path / "helper_pkg.py").write_text("def version():\n    import torch\n    return torch.__version__\n")
-    cells = {
-        "uses-torch": ["import helper_pkg", "print(helper_pkg.version() != '')"],
-        "numpy-only": ["import json, numpy as np", "np.ones(2).sum()"],
-    }
-
-    def run(preload):
-        runs = [
-            Run(
-                name,
-                nbformat.v4.new_notebook(
-                    cells=[nbformat.v4.new_code_cell(c) for c in sources],
-                    metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-                ),
-                str(tmp_path),
-                300,
-                False,
-            )
-            for name, sources in cells.items()
-        ]
-        return execute_notebooks(runs, jobs=2, roots=[str(tmp_path)], excluded=[], preload=preload)
-
-    for preload in (None, ["numpy", "torch"]):
-        outcomes = run(preload)
-        assert all(o.forked == bool(preload) for o in outcomes.values())
-        assert outcomes["uses-torch"].used["imported"] == ["helper_pkg", "torch"], preload
-        assert outcomes["numpy-only"].used["imported"] == ["numpy"], preload
+    for mode, outcomes in kernel_runs.items():
+        assert outcomes["uses-torch"].used["imported"] == ["helper_pkg", "torch"], mode
+        assert outcomes["numpy-only"].used["imported"] == ["numpy"], mode
 
 
-def test_every_kernel_computes_with_one_thread_unless_the_builder_says_otherwise(tmp_path, monkeypatch):
+def test_every_kernel_computes_with_one_thread_unless_the_builder_says_otherwise(tmp_path, monkeypatch, kernel_runs):
     """OpenBLAS/OpenMP start a thread per CPU in every kernel: ``-j`` kernels at once then
     oversubscribe the CPUs (np.linalg.pinv 1024 x 128 under load: 10 s instead of 0.09 s),
     and the last digits of a page's sums would depend on the machine's CPUs."""
@@ -533,22 +541,10 @@ def test_every_kernel_computes_with_one_thread_unless_the_builder_says_otherwise
 
     # The limits reach the libraries in a fresh kernel and in a forked one, whose template
     # imported torch (which sizes its pool at import) before any page ran.
-    limits = dict.fromkeys(THREAD_VARIABLES, "1")
-    notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    notebook.cells = [
-        nbformat.v4.new_code_cell(
-            f"import os, torch\nprint([os.environ.get(v) for v in {THREAD_VARIABLES!r}], torch.get_num_threads())"
-        )
-    ]
-    for preload in (None, ["numpy", "torch"]):
-        runs = [Run(f"nb{i}", copy.deepcopy(notebook), str(tmp_path), 300, False) for i in range(2)]
-        outcomes = execute_notebooks(runs, jobs=2, roots=[str(tmp_path)], excluded=[], preload=preload, env=limits)
-        for outcome in outcomes.values():
-            assert outcome.error is None, outcome.traceback
-            assert outcome.forked == bool(preload)
-            text = "".join(o["text"] for o in outcome.notebook.cells[0].outputs if o["output_type"] == "stream")
-            assert text == f"{['1'] * len(THREAD_VARIABLES)} 1\n"
+    for mode, outcomes in kernel_runs.items():
+        outcome = outcomes["threads"]
+        text = "".join(o["text"] for o in outcome.notebook.cells[0].outputs if o["output_type"] == "stream")
+        assert text == f"{['1'] * len(THREAD_VARIABLES)} 1\n", mode
 
 
 def test_a_file_modified_while_its_page_ran_is_never_taken_as_unchanged(tmp_path):

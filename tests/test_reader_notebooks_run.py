@@ -260,15 +260,20 @@ def test_the_landing_page_offers_every_notebook_once_in_one_archive(site):
         )
 
 
-def test_binder_environment_resolves_in_a_fresh_venv(site, wheel, tmp_path):
-    """Binder's own requirements resolve here, with two stand-ins for what only the internet has:
-    the locally built wheel for ``ffnbook @ git+https://github.com/...`` and this machine's copy of
-    the CPU torch wheel for PyTorch's index."""
+def test_binder_asks_for_this_python_ffnbook_from_github_and_cpu_torch(site):
     binder = site / "notebooks" / "binder"
     assert (binder / "runtime.txt").read_text().strip() == f"python-{sys.version_info[0]}.{sys.version_info[1]}"
     lines = (binder / "requirements.txt").read_text().splitlines()
     assert any(line.startswith("ffnbook @ git+https://github.com/") for line in lines)
     assert "--extra-index-url https://download.pytorch.org/whl/cpu" in lines
+
+
+@pytest.mark.full  # a fresh venv and pip resolving against the package index: ~25 s (make test-full)
+def test_binder_environment_resolves_in_a_fresh_venv(site, wheel, tmp_path):
+    """Binder's own requirements resolve here, with two stand-ins for what only the internet has:
+    the locally built wheel for ``ffnbook @ git+https://github.com/...`` and this machine's copy of
+    the CPU torch wheel for PyTorch's index."""
+    lines = (site / "notebooks" / "binder" / "requirements.txt").read_text().splitlines()
     local = [
         str(wheel) if line.startswith("ffnbook @ ") else line
         for line in lines
