@@ -71,7 +71,7 @@ html: $(SETUP)
 check: $(SETUP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	$(PY) -m pytest -m "not build and not full" --hypothesis-profile=check
+	$(PY) -m pytest -m "not build and not full"
 
 # The test suite on every core (pytest-xdist; at most 4 workers, each with its own Chromium),
 # one test module at a time per worker, in the order tests/conftest.py gives them.
