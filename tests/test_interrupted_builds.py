@@ -110,17 +110,11 @@ def clean_html_with_leaf_2(tmp_path_factory) -> Path:
     return project / "_build" / "html"
 
 
-# make test: SIGKILL, the stop that leaves no chance to clean up (Ctrl-C and SIGTERM stopping a
-# build are tested in test_ext_execution_stop); make test-full: all three signals here too.
-@pytest.mark.parametrize(
-    "signum",
-    [
-        pytest.param(signal.SIGINT, marks=pytest.mark.full),
-        pytest.param(signal.SIGTERM, marks=pytest.mark.full),
-        signal.SIGKILL,
-    ],
-    ids=lambda s: s.name,
-)
+# make test-full (four builds of the six-page book, one of them clean: ~30 s on two cores):
+# make test checks the journal it relies on in-process (test_ext_incremental's pages journaled
+# as unwritten), and Ctrl-C and SIGTERM stopping a build in test_ext_execution_stop.
+@pytest.mark.full
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
 def test_a_build_stopped_while_writing_is_finished_by_the_next_build(
     built_project, clean_html_with_leaf_2, tmp_path, signum
 ):
