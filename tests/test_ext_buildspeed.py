@@ -52,9 +52,10 @@ def test_worker_processes_only_above_five_pages(jobs, pages, expected):
     assert app.parallel == expected
 
 
-def test_figures_are_numbered_again_only_after_a_page_was_read(make_app, rootdir, tmp_path, calls):
+def test_figures_are_numbered_again_only_after_a_page_changed_its_figures(make_app, rootdir, tmp_path, calls):
     """Sphinx numbers the figures by walking every page's doctree; a rebuild that read no page
-    keeps the numbers it saved, and one that read a page numbers them again."""
+    keeps the numbers it saved, one that read a page with the figures it had keeps them too,
+    and one that read a page with a new figure numbers them again."""
     import shutil
 
     from sphinx.environment.collectors.toctree import TocTreeCollector
@@ -74,6 +75,11 @@ def test_figures_are_numbered_again_only_after_a_page_was_read(make_app, rootdir
     again = build()  # nothing changed
     assert len(walks) == 1 and again.env.toc_fignumbers == first.env.toc_fignumbers
     page = srcdir / "index.md"
+    page.write_text(page.read_text().replace("(sec-shapes)=", "A new sentence, no figure.\n\n(sec-shapes)="))
+    reworded = build()  # the page is read again, its outline is what it was
+    assert "A new sentence" in (reworded.outdir / "index.html").read_text(encoding="utf-8")
+    assert len(walks) == 1 and reworded.env.toc_fignumbers == first.env.toc_fignumbers
+    assert "Fig. 1" in (reworded.outdir / "index.html").read_text(encoding="utf-8")
     figure = "```{figure} figure.svg\n:name: fig-new\n:alt: A bar.\n\nA new first figure.\n```\n\n"
     page.write_text(page.read_text().replace("(sec-shapes)=", figure + "(sec-shapes)="))
     edited = build()
