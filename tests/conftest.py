@@ -54,7 +54,9 @@ def pytest_collection_modifyitems(items):
     Then the modules are ordered for pytest-xdist (``--dist loadfile``, one module per work
     unit, handed out in this order): first those that build copies of the project, then the
     other tests that do not read the book, while the book builds in the background (see
-    ``_site_build_starts_early``); then the browser tests, the longest of those that read it."""
+    ``_site_build_starts_early``); then the other tests that read it, among them the trained
+    page's recomputation (~45 s, which ended the run when it came last), and last the browser
+    tests: modules of under a minute or so each, so the workers finish close together."""
     for item in items:
         if "site" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.build)
@@ -72,7 +74,7 @@ def pytest_collection_modifyitems(items):
     def rank(item) -> int:
         module = item.nodeid.split("::")[0]
         if module in reads_site:
-            return 2 if module in browser else 3
+            return 3 if module in browser else 2
         return 0 if module in builds else 1
 
     items.sort(key=rank)  # stable: each module's tests stay together, in their order
