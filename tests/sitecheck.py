@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 import subprocess
@@ -82,10 +83,16 @@ def soup_of(site: Path, name: str) -> BeautifulSoup:
 
     Parsed once per test process while the file is unchanged (html.parser takes ~0.3 s for a
     chapter page, and dozens of tests read each page): the soup is shared, so read it, never
-    edit it."""
+    edit it; a test that edits the page takes :func:`editable_soup_of`."""
     page = site / f"{name}.html"
     stat = page.stat()
     return _parsed_page(str(page.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+def editable_soup_of(site: Path, name: str) -> BeautifulSoup:
+    """A copy of :func:`soup_of`'s page that the caller may change (replace, decompose): the
+    shared soup stays as parsed for every other test of the process."""
+    return copy.copy(soup_of(site, name))
 
 
 @functools.lru_cache(maxsize=128)
@@ -134,7 +141,7 @@ def glued(site: Path, name: str, key: str):
 
 def glued_after(site: Path, name: str, phrase: str) -> str:
     """The first glued value that follows ``phrase`` within one paragraph of the page."""
-    soup = soup_of(site, name)
+    soup = editable_soup_of(site, name)
     for span in soup.find_all("span", class_="pasted-text"):
         span.replace_with(f"\u27e6{span.get_text()}\u27e7")  # mark glued values: ⟦value⟧
     for block in soup.find_all(["p", "li", "td"]):

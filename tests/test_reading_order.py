@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from sitecheck import DOCS, chapter_order, glue_data, soup_of
+from sitecheck import DOCS, chapter_order, editable_soup_of, glue_data
 
 CHAPTER = chapter_order()
 
@@ -24,7 +24,7 @@ def chapter_links(paragraph) -> list[str]:
 
 @pytest.mark.parametrize("page", CHAPTER)
 def test_the_closing_paragraph_sends_the_reader_to_the_next_page(site, page):
-    article = soup_of(site, page).find("article")
+    article = editable_soup_of(site, page).find("article")
     problems = article.find("section", id="problems")  # the numeric problems follow the text
     if problems is not None:
         problems.decompose()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from sitecheck import chapter_order, glue_data, soup_of
+from sitecheck import chapter_order, editable_soup_of, glue_data
 
 # --- what a reader sees, minus what may hold numbers --------------------------------------
 
@@ -143,7 +143,7 @@ def typed_numbers(text: str, names: set[str]) -> list[str]:
 
 
 def findings(site, page: str) -> list[str]:
-    soup = soup_of(site, page)
+    soup = editable_soup_of(site, page)
     article = soup.find("article")
     assert article is not None, f"{page}.html has no article"
     glued = glued_strings(site, page)
