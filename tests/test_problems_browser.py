@@ -189,11 +189,11 @@ def wrong_forms(answer: float, tolerance: float) -> list[str]:
 
 
 def check(page, box, typed: str) -> tuple[str, bool]:
+    """The verdict on an answer put in the field (as a paste puts it: typing key by key is
+    test_keyboard_alone_answers_and_opens_hint_and_solution's) and sent with Enter."""
     field = box.locator("input.ffn-problem-input")
-    field.fill("")
-    field.focus()
-    page.keyboard.type(typed)
-    page.keyboard.press("Enter")
+    field.fill(typed)
+    field.press("Enter")
     verdict = box.locator(".ffn-result").inner_text()
     return verdict, field.get_attribute("aria-invalid") == "true"
 
