@@ -21,7 +21,6 @@ from sitecheck import (
     AXE_PAGES,
     DOCS,
     LIGHTHOUSE_PAGES,
-    SAMPLE_PAGES,
     SCHEMES,
     allowed_to_differ,
     axe_in_page,
@@ -224,9 +223,12 @@ def axe(browser):
     return AXE_JS
 
 
-#: axe-core's pages in `make test`: sitecheck's sample and the page whose check also answers a
-#: self-check and opens a tooltip; `make test-full` and `make audit` check every one of AXE_PAGES.
-AXE_IN_MAKE_TEST = (*SAMPLE_PAGES, "position-independence.html")
+#: axe-core's pages in `make test`, one of each template: the landing page, an API page and a
+#: chapter page whose check also answers a self-check and opens a tooltip (a chapter page's
+#: explorable, problems and previews are checked where they are tested: test_explorables_browser,
+#: test_problems_browser, test_previews_browser); `make test-full` and `make audit` check every
+#: one of AXE_PAGES.
+AXE_IN_MAKE_TEST = ("index.html", "api/feedforward.html", "position-independence.html")
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
