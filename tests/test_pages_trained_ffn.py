@@ -11,6 +11,10 @@ least-squares fit, counting by hand), it does. Which claims hold on other
 machines is `make robustness`'s job (tests/test_robustness_tool.py), not this
 module's: it checks each glued number against its recomputation, never against
 a value seen in one run.
+
+`make test` trains the page's fifteen main runs again and checks every number drawn from them;
+the capacity sweep's fifteen further runs and the explorer's unit-by-unit remeasurement (about
+a third of this module's time) are `make test-full`'s (marked ``full``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ from ffnbook import trained_ffn as tf
 PAGE = "trained-ffn"
 # The seeds the page draws its prompts with (probes, held-out prompts, donors, score grids).
 PROBE_SEED, HELD_SEED, DONOR_SEED, GRID_SEED, FRESH_SEED = 7, 9, 8, 11, 12
+
+
+#: The recomputations that are make test-full's (see the module's docstring).
+SLOW_RECOMPUTATION = pytest.mark.full
 
 
 def interval(values, confidence=0.95):
@@ -609,6 +617,7 @@ def capacity_recall(site, rerun):
     return rows, recall
 
 
+@SLOW_RECOMPUTATION
 def test_capacity_numbers(site, rerun, capacity_recall):
     """Gains per unit, their intervals and the room left, recomputed from the retrained sweep."""
     g = lambda key: setting(site, key)  # noqa: E731
@@ -638,6 +647,7 @@ def test_capacity_numbers(site, rerun, capacity_recall):
     assert glued(site, PAGE, "tr_cap_none_end") > glued(site, PAGE, "tr_cap_none_half")
 
 
+@SLOW_RECOMPUTATION
 def test_capacity_in_bits_per_parameter(site, capacity_recall):
     """Each row's bits over its parameters, counted on a model of its shape; the cited figures from ffnbook.capacity."""
     from ffnbook import capacity
@@ -666,6 +676,7 @@ def test_capacity_in_bits_per_parameter(site, capacity_recall):
     assert max(glued(site, PAGE, f"tr_cap_bits_{label}") for label in ("none", "narrow", "wide")) < 1
 
 
+@SLOW_RECOMPUTATION
 def test_capacity_parameter_matched_control(site, rerun, capacity_recall):
     """The narrowest wider model without FFN with as many parameters, trained again on the same worlds."""
     g = lambda key: setting(site, key)  # noqa: E731
@@ -718,10 +729,11 @@ def test_figures_have_alt_text_computed_with_them(site):
 # --- the neuron explorer: its JSON file against ffnbook, unit by unit -------------------------------------
 
 
+@SLOW_RECOMPUTATION
 def test_units_explorer_json_equals_ffnbook_unit_by_unit(site, rerun):
-    n_contexts = glued(site, PAGE, "tr_probe_contexts")
     """The explorer's data, looked up by block and unit, equals the measurements of ffnbook.trained_ffn
     made again here one unit at a time (the page computes them batched, in ffnbook.neuron_explorer)."""
+    n_contexts = glued(site, PAGE, "tr_probe_contexts")
     import json
 
     from sitecheck import soup_of
