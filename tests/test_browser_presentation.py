@@ -38,6 +38,34 @@ def open_page(browser, server):
         context.close()
 
 
+@pytest.fixture(scope="module")
+def view_page(browser, server):
+    """Like ``open_page``, but one load of each page per screen and colour scheme, shared by the
+    tests of this module that only read it: they measure and scroll, never click, tap, type or
+    hover (those open their own). Scrolled back to the top for each test. A page load costs
+    Chromium ~2 CPU-seconds; seven fewer of them in `make test`."""
+    opened: dict = {}  # the most recently used last; at most 8 kept open (test-full's every-page checks)
+
+    def view(name: str, device: str = "desktop", scheme: str = "light"):
+        key = (name, device, scheme)
+        if key not in opened:
+            if len(opened) == 8:
+                opened.pop(next(iter(opened)))[0].close()
+            context = browser.new_context(**DEVICES[device], color_scheme=scheme)
+            context.set_default_navigation_timeout(60_000)
+            page = context.new_page()
+            page.goto(server + name)
+            opened[key] = context, page
+        opened[key] = opened.pop(key)
+        page = opened[key][1]
+        page.evaluate("window.scrollTo(0, 0)")
+        return page
+
+    yield view
+    for context, _ in opened.values():
+        context.close()
+
+
 def rgb(page, css_colour: str) -> str:
     """A CSS colour as the browser computes it (``rgb(r, g, b)``)."""
     return page.evaluate(
@@ -48,8 +76,8 @@ def rgb(page, css_colour: str) -> str:
 
 
 @pytest.mark.parametrize("device", SCREENS)
-def test_formulas_are_drawn_in_the_books_math_font_at_the_texts_size(open_page, device):
-    page = open_page("parameter-count.html", device)
+def test_formulas_are_drawn_in_the_books_math_font_at_the_texts_size(view_page, device):
+    page = view_page("parameter-count.html", device)
     page.evaluate("document.fonts.ready")
     family, loaded = page.evaluate("""() => [getComputedStyle(document.querySelector('math')).fontFamily,
         [...document.fonts].filter(f => f.family.replace(/"/g, '') === 'FFN Book Math')
@@ -75,8 +103,8 @@ def test_a_page_without_formulas_does_not_fetch_the_math_font(open_page):
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("device", SCREENS)
-def test_self_check_uses_the_themes_button_and_keeps_the_question_clear_of_the_border(open_page, device, scheme):
-    page = open_page("position-independence.html", device, scheme)
+def test_self_check_uses_the_themes_button_and_keeps_the_question_clear_of_the_border(view_page, device, scheme):
+    page = view_page("position-independence.html", device, scheme)
     quiz = page.locator("form.ffn-quiz").first
     quiz.scroll_into_view_if_needed()
     button = quiz.locator("button.ffn-check")
@@ -90,8 +118,8 @@ def test_self_check_uses_the_themes_button_and_keeps_the_question_clear_of_the_b
 
 
 @pytest.mark.parametrize("device", SCREENS)
-def test_tables_put_words_left_and_numbers_right_and_fit_the_phone(open_page, device):
-    page = open_page("width.html", device)
+def test_tables_put_words_left_and_numbers_right_and_fit_the_phone(view_page, device):
+    page = view_page("width.html", device)
     table = page.locator("article table:has(td.text-left)").first
     aligns = table.evaluate(
         """t => [...t.rows[1].cells].map(c => [c.textContent.trim(), getComputedStyle(c).textAlign])"""
@@ -120,8 +148,8 @@ def test_first_tap_on_a_term_shows_its_definition_and_the_second_goes_to_the_glo
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("device", SCREENS)
-def test_reading_tools_are_labelled_in_words_beside_the_other_header_buttons(open_page, device, scheme):
-    page = open_page("position-independence.html", device, scheme)
+def test_reading_tools_are_labelled_in_words_beside_the_other_header_buttons(view_page, device, scheme):
+    page = view_page("position-independence.html", device, scheme)
     button = page.locator("details.ffn-tools > summary")
     assert button.is_visible() and button.inner_text().strip() == "Reading tools"
     boxes = page.evaluate("""() => [...document.querySelectorAll('.bd-header-article .btn, .bd-header-article summary')]
@@ -176,11 +204,11 @@ SIDEWAYS_PAGES = ("index.html", "parameter-count.html", "position-independence.h
 
 @pytest.mark.parametrize("pages", COVERAGE)
 @pytest.mark.parametrize("device", SCREENS)
-def test_no_page_scrolls_sideways(open_page, device, pages):
+def test_no_page_scrolls_sideways(view_page, device, pages):
     # make test: the pages sitecheck's sample leaves out (test_math_layout measures the sample's
     # width on the phone); make test-full: all four.
     for name in SIDEWAYS_PAGES if pages == "every" else [n for n in SIDEWAYS_PAGES if n not in SAMPLE_PAGES]:
-        page = open_page(name, device)
+        page = view_page(name, device)
         assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth"), name
 
 
@@ -208,11 +236,11 @@ def ink_pixels(png: bytes, background: tuple[int, int, int]) -> int:
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("device", SCREENS)
-def test_square_roots_are_drawn_with_their_radical_sign(open_page, device, scheme):
+def test_square_roots_are_drawn_with_their_radical_sign(view_page, device, scheme):
     """The layer norm's and GELU's square roots: the strip of each <msqrt> left of its
     content, where the browser draws the radical from the math font, has ink."""
     for name in ("transformer-block.html", "activations.html"):
-        page = open_page(name, device, scheme)
+        page = view_page(name, device, scheme)
         page.evaluate("document.fonts.ready")
         background = page.evaluate("""() => getComputedStyle(document.body).backgroundColor
             .match(/\\d+/g).slice(0, 3).map(Number)""")
@@ -234,9 +262,9 @@ FORMULA_PAGES = ("transformer-block.html", "anatomy.html", "compute.html", "glos
 
 @pytest.mark.parametrize("pages", COVERAGE)
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_on_a_phone_wide_equations_show_they_go_on_and_inline_formulas_never_scroll(open_page, scheme, pages):
+def test_on_a_phone_wide_equations_show_they_go_on_and_inline_formulas_never_scroll(view_page, scheme, pages):
     for name in covered(FORMULA_PAGES, pages):
-        page = open_page(name, "phone", scheme)
+        page = view_page(name, "phone", scheme)
         page.evaluate("document.fonts.ready")
         if name == "transformer-block.html":  # the layer norm is twice the phone's column: it has the cue
             page.wait_for_selector("article div.math[data-ffn-wide]", state="attached")
@@ -300,12 +328,12 @@ def figure_pages():
 
 @pytest.mark.parametrize("name", figure_pages())
 @pytest.mark.parametrize("device", DEVICES)
-def test_figure_text_is_at_least_11_css_px_on_a_phone_and_the_desktop_drawing_stays(open_page, site, device, name):
+def test_figure_text_is_at_least_11_css_px_on_a_phone_and_the_desktop_drawing_stays(view_page, site, device, name):
     """On a 390 px phone a figure shows its drawing for phones, whose smallest text is 11 CSS
     px or more (5 px on main's build); on a desktop, the column's drawing."""
     if 'src="_images/' not in (site / f"{name}.html").read_text(encoding="utf-8"):
         pytest.skip(f"{name} has no figure")
-    page = open_page(f"{name}.html", device)
+    page = view_page(f"{name}.html", device)
     figures = page.evaluate(FIGURE_TEXT_JS)
     assert figures
     for figure in figures:
@@ -371,8 +399,8 @@ def test_desktop_lines_hold_about_75_characters(open_page):
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_a_wide_table_fades_where_it_goes_on(open_page, scheme):
-    page = open_page("parameter-count.html", "phone", scheme)
+def test_a_wide_table_fades_where_it_goes_on(view_page, scheme):
+    page = view_page("parameter-count.html", "phone", scheme)
     box = page.locator("article .pst-scrollable-table-container[data-ffn-wide]").first
     box.wait_for(state="attached")
     box.scroll_into_view_if_needed()
@@ -384,8 +412,8 @@ def test_a_wide_table_fades_where_it_goes_on(open_page, scheme):
     assert mask.startswith("linear-gradient(to right, rgba(0, 0, 0, 0), rgb(0, 0, 0)"), mask
 
 
-def test_on_a_phone_header_controls_are_44_px_targets(open_page):
-    page = open_page("width.html", "phone")
+def test_on_a_phone_header_controls_are_44_px_targets(view_page):
+    page = view_page("width.html", "phone")
     boxes = page.evaluate("""() => [...document.querySelectorAll(
             '.bd-header-article .btn, .bd-header-article summary, .bd-header-article .dropdown-toggle')]
         .filter(b => b.offsetParent).map(b => { const r = b.getBoundingClientRect();
@@ -397,8 +425,8 @@ def test_on_a_phone_header_controls_are_44_px_targets(open_page):
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_captions_have_the_body_texts_colour_and_weight(open_page, scheme):
-    page = open_page("width.html", "desktop", scheme)
+def test_captions_have_the_body_texts_colour_and_weight(view_page, scheme):
+    page = view_page("width.html", "desktop", scheme)
     caption, body = page.evaluate("""() => [document.querySelector('article figure figcaption .caption-text'),
         document.querySelector('article section > p')]
         .map(e => [getComputedStyle(e).color, getComputedStyle(e).fontWeight])""")

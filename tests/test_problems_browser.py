@@ -34,8 +34,7 @@ SCRIPT = Path("_static") / "problems.js"
 BUDGET_BYTES = 4608
 
 
-@pytest.fixture
-def page(browser, server):
+def opened(browser, server):
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     page = context.new_page()
     page.errors = []
@@ -43,6 +42,21 @@ def page(browser, server):
     page.on("pageerror", lambda err: page.errors.append(str(err)))
     page.goto(server + "gated-ffn.html")
     page.wait_for_load_state("load")
+    return context, page
+
+
+@pytest.fixture
+def page(browser, server):
+    context, page = opened(browser, server)
+    yield page
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def parser_page(browser, server):
+    """One load for the parser's tests, which only call window.ffnProblems.parse (the page is
+    left as loaded: nothing typed, clicked or opened)."""
+    context, page = opened(browser, server)
     yield page
     context.close()
 
@@ -74,14 +88,14 @@ def same(js, py) -> bool:
 # --- the parser -----------------------------------------------------------------------------------
 
 
-def test_the_script_reads_every_accepted_form_as_python_does(page):
-    results = js_parse(page, [(typed, unit) for typed, unit, _ in ACCEPTED])
+def test_the_script_reads_every_accepted_form_as_python_does(parser_page):
+    results = js_parse(parser_page, [(typed, unit) for typed, unit, _ in ACCEPTED])
     for (typed, _unit, value), js in zip(ACCEPTED, results, strict=True):
         assert not isinstance(js, list) and math.isclose(js, value, rel_tol=1e-15), (typed, js, value)
 
 
-def test_the_script_refuses_what_python_refuses_for_the_same_reason(page):
-    results = js_parse(page, [(typed, unit) for typed, unit, _ in REFUSED])
+def test_the_script_refuses_what_python_refuses_for_the_same_reason(parser_page):
+    results = js_parse(parser_page, [(typed, unit) for typed, unit, _ in REFUSED])
     for (typed, unit, reason), js in zip(REFUSED, results, strict=True):
         assert isinstance(js, list) and js[1].startswith(reason), (typed, js)
         assert js == py_parse(typed, unit), typed
@@ -146,9 +160,9 @@ def generated_inputs(n: int, seed: int = 0) -> list[tuple[str, str]]:
     return out
 
 
-def test_the_script_and_python_agree_on_thousands_of_generated_inputs(page):
+def test_the_script_and_python_agree_on_thousands_of_generated_inputs(parser_page):
     inputs = generated_inputs(4000)
-    results = js_parse(page, inputs)
+    results = js_parse(parser_page, inputs)
     differ = [
         (typed, unit, js, py_parse(typed, unit))
         for (typed, unit), js in zip(inputs, results, strict=True)
