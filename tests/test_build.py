@@ -147,6 +147,7 @@ def test_a_missing_glue_key_and_a_broken_cross_reference_fail_the_build_and_name
     assert re.search(r"bad-ref\.md:\d+: WARNING: unknown document: 'no-such-page'", output), output[-3000:]
 
 
+@pytest.mark.full  # three `make html` runs of the book's conf; in-process in test_ext_chapter_pdf.py
 @pytest.mark.build
 def test_a_page_linking_the_pdf_is_read_again_when_it_appears_and_not_before(tmp_path):
     """Sphinx re-reads a page whose dependency is missing on every build; the landing page
