@@ -71,6 +71,10 @@ numfig = True  # figures are numbered, so prose can say "Figure 3"
 bibtex_bibfiles = ["docs/references.bib"]  # relative to the conf dir (the root)
 bibtex_default_style = "plain"
 bibtex_reference_style = "author_year_round"  # (Vaswani et al., 2017): docs/_ext/bookext/content/citations.py
+# No title="..." tooltip on citations: the link preview already shows the entry on hover, focus
+# and tap (bookext.website.previews), and formatting every entry a second time for the tooltips
+# was half of the ~1 s sphinxcontrib-bibtex spends on every build, a no-op one too.
+bibtex_tooltips = False
 
 # --- API documentation ------------------------------------------------------------
 autodoc_typehints = "none"  # signatures stay readable; types are described in the docstrings
