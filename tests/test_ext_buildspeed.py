@@ -86,3 +86,32 @@ def test_figures_are_numbered_again_only_after_a_page_changed_its_figures(make_a
     assert len(walks) == 2
     assert edited.env.toc_fignumbers["index"]["figure"] == {"fig-new": (1,), "fig-wide": (2,)}
     assert "Fig. 2" in (edited.outdir / "index.html").read_text(encoding="utf-8")
+
+
+def test_templates_are_compiled_once_and_again_when_one_changes(make_app, rootdir, tmp_path, calls):
+    """The second build loads every template it compiled in the first from the doctree folder;
+    a template whose source changed is compiled again, and the page shows the change."""
+    import shutil
+
+    import jinja2
+
+    srcdir = tmp_path / "pages"
+    shutil.copytree(rootdir / "test-pages", srcdir)
+    (srcdir / "_templates").mkdir(exist_ok=True)
+    (srcdir / "_templates" / "layout.html").write_text('{% extends "!layout.html" %}{% block body %}A{% endblock %}')
+    overrides = {"extensions": ["myst_nb", "bookext.builds.buildspeed"], "templates_path": ["_templates"]}
+
+    def build() -> list[str]:
+        """The named templates the build compiled (Sphinx's static ``*_t`` files are rendered
+        from strings, which no cache keeps)."""
+        compiled = calls(jinja2.Environment, "compile")
+        app = make_app("html", srcdir=srcdir, freshenv=True, confoverrides=overrides)
+        app.build()
+        return [args[2] for args in compiled if len(args) > 2 and args[2]]
+
+    assert build()  # the first build compiles
+    assert any((tmp_path / "pages" / "_build" / "doctrees" / "jinja-bytecode").iterdir())
+    assert build() == []  # the second loads them all
+    (srcdir / "_templates" / "layout.html").write_text('{% extends "!layout.html" %}{% block body %}B{% endblock %}')
+    assert build() == ["layout.html"]  # only the edited template
+    assert "B" in (srcdir / "_build" / "html" / "index.html").read_text(encoding="utf-8")
