@@ -115,3 +115,48 @@ def test_templates_are_compiled_once_and_again_when_one_changes(make_app, rootdi
     (srcdir / "_templates" / "layout.html").write_text('{% extends "!layout.html" %}{% block body %}B{% endblock %}')
     assert build() == ["layout.html"]  # only the edited template
     assert "B" in (srcdir / "_build" / "html" / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_chapter_list_is_drawn_once_per_page_and_where_the_theme_draws_it(make_app, rootdir, tmp_path, monkeypatch):
+    """The theme's empty-template check never renders the chapter list; every page's sidebar is
+    what it is without buildspeed, the chapter list last."""
+    import inspect
+    import runpy
+    import shutil
+
+    import pydata_sphinx_theme.utils
+    from bs4 import BeautifulSoup
+
+    from bookext.builds.buildspeed import SIDEBAR_NAV
+
+    checked = []
+    check = pydata_sphinx_theme.utils._update_and_remove_templates
+
+    def spy(*args, **kwargs):
+        call = inspect.signature(check).bind(*args, **kwargs).arguments  # by keyword or by position
+        checked.append((call["section"], list(call["templates"])))
+        return check(*args, **kwargs)
+
+    monkeypatch.setattr(pydata_sphinx_theme.utils, "_update_and_remove_templates", spy)
+    extensions = runpy.run_path(str(rootdir / "test-theme" / "conf.py"))["extensions"]
+
+    def sidebars(with_buildspeed: bool) -> dict[str, str]:
+        srcdir = tmp_path / f"theme-{with_buildspeed}"
+        shutil.copytree(rootdir / "test-theme", srcdir)
+        more = ["bookext.builds.buildspeed"] if with_buildspeed else []
+        app = make_app("html", srcdir=srcdir, freshenv=True, confoverrides={"extensions": [*extensions, *more]})
+        checked.clear()
+        app.build()
+        pages = {p.stem: BeautifulSoup(p.read_text(encoding="utf-8"), "html.parser") for p in app.outdir.glob("*.html")}
+        return {
+            name: str(soup.select_one(".bd-sidebar-primary"))
+            for name, soup in pages.items()
+            if soup.select_one(".bd-docs-nav")
+        }
+
+    plain = sidebars(False)
+    assert any(section == "sidebars" and SIDEBAR_NAV in templates for section, templates in checked)
+    held = sidebars(True)
+    sections = [templates for section, templates in checked if section == "sidebars"]
+    assert sections and all(SIDEBAR_NAV not in templates for templates in sections)
+    assert held == plain and len(held) >= 3

@@ -1,4 +1,4 @@
-"""Four costs of Sphinx itself that dominate a small rebuild, and what the book does about them.
+"""Five costs of Sphinx and its theme that dominate a small rebuild, and what the book does about them.
 
 * **Worker processes.** Sphinx 9 reads and writes with forked workers (``-j``) whatever the
   number of pages; each worker is a fork of the main process whose environment is pickled
@@ -37,6 +37,16 @@
   pages (measured: 0.4 s of a no-op's 5.8 s under the profiler). The HTML builders keep the
   compiled templates in ``<doctrees>/jinja-bytecode`` (Jinja's own file cache, written
   atomically, keyed by each template's source: an edited template is compiled again).
+
+* **The chapter list, drawn twice.** Before writing a page, pydata-sphinx-theme renders each
+  template of each header, footer and sidebar slot to drop those that come out empty, then
+  renders the page, so the primary sidebar's chapter list (the book theme's
+  ``sbt-sidebar-nav.html``, the whole table of contents, the slowest template; never empty)
+  was drawn twice per page written (measured: 2.75 s of a leaf-edit rebuild's 13.8 s under the
+  profiler went to that check). The book takes the list out of the sidebar's templates just
+  before the check and puts it back, last as the theme has it, just after
+  (:func:`sidebar_nav_out_of_the_empty_check`); if the theme stops listing it last, the build
+  fails, naming the sidebar it found.
 
 What it saves, the first three together (``make html`` with nothing to do, this module set up or
 left out of :mod:`bookext.builds`, medians of 3 after a settling build, load 2.3-3.6 on two
@@ -193,6 +203,29 @@ def templates_compiled_once(app: Sphinx) -> None:
     environment.bytecode_cache = jinja2.FileSystemBytecodeCache(str(folder))
 
 
+#: The book theme's chapter list, the last template of its primary sidebar.
+SIDEBAR_NAV = "sbt-sidebar-nav.html"
+#: pydata-sphinx-theme's empty-template check is an html-page-context handler of priority 500.
+THEME_EMPTY_CHECK_PRIORITY = 500
+
+
+def sidebar_nav_out_of_the_empty_check(app: Sphinx, pagename: str, templatename: str, context, doctree) -> None:
+    """html-page-context, just before the theme's check: the chapter list leaves the sidebar."""
+    sidebars = context.get("sidebars")
+    if app.config.html_theme != "sphinx_book_theme" or not sidebars:  # another theme; a page without a sidebar
+        return
+    if sidebars[-1] != SIDEBAR_NAV:
+        raise ExtensionError(f"buildspeed: the primary sidebar no longer ends with {SIDEBAR_NAV}: {sidebars}")
+    context["sidebars"] = sidebars[:-1]
+    context["ffnbook_sidebar_nav_held"] = True
+
+
+def sidebar_nav_back(app: Sphinx, pagename: str, templatename: str, context, doctree) -> None:
+    """html-page-context, just after the theme's check: the chapter list is back, last."""
+    if context.pop("ffnbook_sidebar_nav_held", False):
+        context["sidebars"] = [*context["sidebars"], SIDEBAR_NAV]
+
+
 def setup(app: Sphinx) -> dict:
     # After bookext.execution.engine's handler (priority 500), which sizes its kernel pool from -j.
     app.connect("env-before-read-docs", one_process_for_few_pages, priority=900)
@@ -200,6 +233,8 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", collect_less)
     app.connect("builder-inited", number_figures_only_after_reading)
     app.connect("builder-inited", templates_compiled_once)
+    app.connect("html-page-context", sidebar_nav_out_of_the_empty_check, priority=THEME_EMPTY_CHECK_PRIORITY - 1)
+    app.connect("html-page-context", sidebar_nav_back, priority=THEME_EMPTY_CHECK_PRIORITY + 1)
     # Before the table-of-contents collector's own purge handler (priority 500) drops the numbers.
     app.connect("env-purge-doc", note_page_read_or_removed, priority=100)
     # After every other handler that may still change the page's doctree.
