@@ -1,6 +1,6 @@
 # ffnbook: two commands do everything on a fresh machine.
 #   make html   create .venv if needed, install, execute every page, build _build/html
-#   make check  same set-up, then the fast tests (unit, doctest, extension); builds no book
+#   make check  same set-up, then the fast tests (unit, doctest, extension); builds no book, about two minutes
 #   make test   same set-up, then the test suite (unit, doctest, build checks), in about five minutes
 #   make test-full  every test, the slow whole-book and every-page checks too (CI: on a schedule)
 
@@ -43,7 +43,7 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 
 help:
 	@echo "make html   build the book into _build/html (sets up .venv on first use)"
-	@echo "make check  the fast tests: unit, doctests, the extension on tiny projects (about a minute)"
+	@echo "make check  the fast tests: unit, doctests, the extension on tiny projects (about two minutes)"
 	@echo "make test   run the tests, all but those marked full (sets up .venv on first use)"
 	@echo "make test-full  every test: also the whole-book, every-page, colour-scheme and screen-size checks (slow)"
 	@echo "make audit  build, serve _build/html gzip-compressed, run Lighthouse (mobile) and axe-core"
