@@ -50,6 +50,23 @@ def make(target: str, source: Path, build: Path) -> subprocess.CompletedProcess:
     )
 
 
+def build_in_process(srcdir: Path, builddir: Path):
+    """One HTML build of a tiny book in its own Sphinx application (as one `make html` would
+    run), which must finish without a warning; the application, its console output in
+    ``app._status``."""
+    import io
+
+    from sphinx.testing.util import SphinxTestApp
+
+    app = SphinxTestApp("html", srcdir=srcdir, builddir=builddir, status=io.StringIO(), warning=io.StringIO())
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    assert app.statuscode == 0 and app._warning.getvalue() == "", app._warning.getvalue()
+    return app
+
+
 def make_html(source: Path, build: Path) -> subprocess.CompletedProcess:
     """Run the real `make html` on ``source`` into ``build``, capturing its output."""
     return make("html", source, build)
@@ -264,10 +281,6 @@ def compressed(path: str, mtime_ns: int, size: int) -> bytes:
     return gzip.compress(Path(path).read_bytes(), compresslevel=9, mtime=0)
 
 
-def path_bytes(path: str, mtime_ns: int, size: int) -> bytes:
-    return Path(path).read_bytes()
-
-
 def serve(site: Path):
     """Serve ``site`` on 127.0.0.1 as a static host does: text gzip-compressed, and
     ``404.html`` (with status 404) for a missing address.
@@ -309,7 +322,7 @@ def serve(site: Path):
                 return super().send_head()
             gzipped = "gzip" in self.headers.get("Accept-Encoding", "")
             stat = path.stat()
-            body = (compressed if gzipped else path_bytes)(str(path), stat.st_mtime_ns, stat.st_size)
+            body = compressed(str(path), stat.st_mtime_ns, stat.st_size) if gzipped else path.read_bytes()
             self.send_response(status)
             self.send_header("Content-Type", ctype)
             if gzipped:

@@ -21,16 +21,22 @@ pytestmark = pytest.mark.build
 playwright_api = browser_api()
 
 
+def loaded(browser, server, name: str, device: str, scheme: str):
+    """A new context at this screen and colour scheme with the page loaded: (context, page)."""
+    context = browser.new_context(**DEVICES[device], color_scheme=scheme)
+    context.set_default_navigation_timeout(60_000)  # a busy machine loads pages slowly
+    page = context.new_page()
+    page.goto(server + name)
+    return context, page
+
+
 @pytest.fixture
 def open_page(browser, server):
     contexts = []
 
     def open_(name: str, device: str = "desktop", scheme: str = "light"):
-        context = browser.new_context(**DEVICES[device], color_scheme=scheme)
-        context.set_default_navigation_timeout(60_000)  # a busy machine loads pages slowly
+        context, page = loaded(browser, server, name, device, scheme)
         contexts.append(context)
-        page = context.new_page()
-        page.goto(server + name)
         return page
 
     yield open_
@@ -51,11 +57,7 @@ def view_page(browser, server):
         if key not in opened:
             if len(opened) == 8:
                 opened.pop(next(iter(opened)))[0].close()
-            context = browser.new_context(**DEVICES[device], color_scheme=scheme)
-            context.set_default_navigation_timeout(60_000)
-            page = context.new_page()
-            page.goto(server + name)
-            opened[key] = context, page
+            opened[key] = loaded(browser, server, name, device, scheme)
         opened[key] = opened.pop(key)
         page = opened[key][1]
         page.evaluate("window.scrollTo(0, 0)")

@@ -3,7 +3,6 @@ and one build at a time uses a build folder (bookext.builds.buildlock); in-proce
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -14,19 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from sphinx.testing.util import SphinxTestApp
+from sitecheck import build_in_process
 
 from bookext.execution import kernel_template
-
-
-def _build(srcdir: Path, builddir: Path) -> SphinxTestApp:
-    app = SphinxTestApp("html", srcdir=srcdir, builddir=builddir, status=io.StringIO(), warning=io.StringIO())
-    try:
-        app.build()
-    finally:
-        app.cleanup()
-    assert app.statuscode == 0 and app._warning.getvalue() == "", app._warning.getvalue()
-    return app
 
 
 def _search_index(builddir: Path) -> dict:
@@ -47,18 +36,18 @@ def book(rootdir, tmp_path) -> Path:
 
 def test_the_search_index_of_a_no_op_or_one_page_build_equals_a_clean_builds(book, tmp_path):
     builddir = tmp_path / "build"
-    _build(book, builddir)
+    build_in_process(book, builddir)
     clean = _search_index(builddir)
     # The glossary's terms, the index directive's entries and the "see" entry, by page.
     assert {"gate", "expert", "expansion", "feed-forward", "router"} <= set(clean["indexentries"])
 
-    _build(book, builddir)  # nothing changed: Sphinx writes no page, and rewrites the index
+    build_in_process(book, builddir)  # nothing changed: Sphinx writes no page, and rewrites the index
     assert _search_index(builddir) == clean
 
     page = book / "alpha.md"
     page.write_text(page.read_text().replace("expands, then compresses", "widens, then narrows"))
-    _build(book, builddir)
-    _build(book, tmp_path / "clean")
+    build_in_process(book, builddir)
+    build_in_process(book, tmp_path / "clean")
     assert _search_index(builddir) == _search_index(tmp_path / "clean")
     assert (builddir / "html" / "searchindex.js").read_bytes() == (
         tmp_path / "clean" / "html" / "searchindex.js"
@@ -67,33 +56,33 @@ def test_the_search_index_of_a_no_op_or_one_page_build_equals_a_clean_builds(boo
 
 def test_an_image_no_page_uses_any_more_is_not_published(book, tmp_path):
     builddir = tmp_path / "build"
-    _build(book, builddir)
+    build_in_process(book, builddir)
     assert _published(builddir, "_images") == {"wide.svg"}
     page = book / "alpha.md"
     page.write_text(page.read_text().replace("wide.svg", "tall.svg"))
-    _build(book, builddir)
-    _build(book, tmp_path / "clean")
+    build_in_process(book, builddir)
+    build_in_process(book, tmp_path / "clean")
     assert _published(builddir, "_images") == _published(tmp_path / "clean", "_images") == {"tall.svg"}
 
 
 def test_myst_nbs_stylesheet_is_linked_alike_by_a_clean_and_an_incremental_build(book, tmp_path):
     builddir = tmp_path / "build"
-    _build(book, builddir)
+    build_in_process(book, builddir)
     first = (builddir / "html" / "alpha.html").read_text()
     (book / "alpha.md").touch()
-    _build(book, builddir)
+    build_in_process(book, builddir)
     assert (builddir / "html" / "alpha.html").read_text() == first
     assert re.search(r'href="_static/mystnb\.[0-9a-f]+\.css\?v=', first)
 
 
 def test_pages_journaled_as_unwritten_are_read_and_written_again(book, tmp_path):
     builddir = tmp_path / "build"
-    _build(book, builddir)
+    build_in_process(book, builddir)
     html = builddir / "html" / "beta.html"
     html.write_text("stale")
     # What a build stopped while writing leaves: beta read, not written.
     (builddir / "doctrees" / "ffnbook-unwritten.json").write_text('["beta"]')
-    app = _build(book, builddir)
+    app = build_in_process(book, builddir)
     assert "reading 1 pages again that an earlier build read but did not finish writing: beta" in app._status.getvalue()
     assert "Beta" in html.read_text()
     assert not (builddir / "doctrees" / "ffnbook-unwritten.json").exists()
@@ -101,9 +90,9 @@ def test_pages_journaled_as_unwritten_are_read_and_written_again(book, tmp_path)
 
 def test_an_unreadable_journal_reads_every_page_again(book, tmp_path):
     builddir = tmp_path / "build"
-    _build(book, builddir)
+    build_in_process(book, builddir)
     (builddir / "doctrees" / "ffnbook-unwritten.json").write_text('["beta", ')
-    app = _build(book, builddir)
+    app = build_in_process(book, builddir)
     assert "reading 3 pages again" in app._status.getvalue()
 
 
@@ -131,7 +120,7 @@ def test_a_second_build_of_a_folder_waits_for_the_first_and_says_so(tmp_path):
     )
     assert holder.stdout.readline() == "locked\n"
     started = time.monotonic()
-    app = _build(srcdir, builddir)
+    app = build_in_process(srcdir, builddir)
     waited = time.monotonic() - started
     holder.wait()
     status = app._status.getvalue()
@@ -139,7 +128,7 @@ def test_a_second_build_of_a_folder_waits_for_the_first_and_says_so(tmp_path):
     assert waited > 1.0
     # The lock is released: a next build starts at once, in the same process too.
     started = time.monotonic()
-    app = _build(srcdir, builddir)
+    app = build_in_process(srcdir, builddir)
     assert "waiting" not in app._status.getvalue() and time.monotonic() - started < 30
 
 
