@@ -34,7 +34,7 @@
 
 * **Templates.** Every build compiles the theme's ~40 Jinja templates from their source
   before writing its first page, even a no-op build that writes only the index and search
-  pages (measured: 0.4 s of a no-op's 5.8 s under the profiler). The HTML builders keep the
+  pages (measured: 0.58 s of a no-op's 5.8 s under the profiler). The HTML builders keep the
   compiled templates in ``<doctrees>/jinja-bytecode`` (Jinja's own file cache, written
   atomically, keyed by each template's source: an edited template is compiled again).
 
