@@ -213,16 +213,15 @@ def test_training_numbers(site, rerun):
     assert (glued(site, PAGE, "tr_matched_loss_ratio_low"), glued(site, PAGE, "tr_matched_loss_ratio_high")) == (
         pytest.approx(interval(matched_ratios))
     )
-    assert glued(site, PAGE, "tr_final_matched") < glued(site, PAGE, "tr_final_with")  # "ends a little lower"
-    # What the prose says: a lead over the same-shape control, none shown over the matched one,
-    # which is ahead on average a third of the way in.
-    assert glued(site, PAGE, "tr_mid_lead_without_low") > 0
-    assert glued(site, PAGE, "tr_mid_lead_matched_low") < 0 < glued(site, PAGE, "tr_mid_lead_matched_high")
+    # What the prose says: a lead over the same-shape control on average, none the seeds vouch for over
+    # the matched one, which is ahead on average a third of the way in.
+    assert glued(site, PAGE, "tr_mid_lead_without") > 5
+    assert glued(site, PAGE, "tr_mid_lead_matched_low") < 0
     assert glued(site, PAGE, "tr_early_matched") > glued(site, PAGE, "tr_early_with")
     ratios = [b.history["loss"][-1] / a.history["loss"][-1] for a, b in zip(with_ffn, without)]
     assert glued(site, PAGE, "tr_loss_ratio") == pytest.approx(np.mean(ratios))
     assert glued(site, PAGE, "tr_loss_ratio_low") == pytest.approx(interval(ratios)[0])
-    assert glued(site, PAGE, "tr_loss_ratio_low") > 1  # "well above its twin's"
+    assert glued(site, PAGE, "tr_loss_ratio_low") > 1  # "above its twin's"
 
 
 def test_control_numbers(site, rerun):
@@ -267,9 +266,10 @@ def test_control_numbers(site, rerun):
     first = next(k for k in range(n + 1) if stats.binom.sf(k - 1, n, chance) <= 0.05)
     assert glued(site, PAGE, "tr_held_power") == pytest.approx(stats.binom.sf(first - 1, n, times * chance), rel=1e-9)
     assert glued(site, PAGE, "tr_held_power") < 0.8  # "only ... of the time"
-    # What the prose says: the baseline sits between chance and the models, the held-out count at chance.
+    # What the prose says: the baseline sits between chance and the models; the held-out interval reaches
+    # down near chance and rules out more than a few facts.
     assert chance < glued(site, PAGE, "tr_baseline") < glued(site, PAGE, "tr_recall_without")
-    assert glued(site, PAGE, "tr_held_low") < chance < glued(site, PAGE, "tr_held_high")
+    assert glued(site, PAGE, "tr_held_low") < 2 * chance and glued(site, PAGE, "tr_held_high") < 5 * chance
 
 
 def test_ablation_numbers(site, rerun, ablations):
@@ -454,16 +454,23 @@ def test_the_linear_probe_and_its_control_task(site, rerun):
         x_fresh, lens = inputs(fresh)
         wrong = lens != fresh.answers
         seen = np.unique(p.facts, axis=0)
-        order = np.random.default_rng(0).permutation(len(seen))
-        for objects, out, out_wrong in ((w.objects, real, real_wrong), (None, shuffled, shuffled_wrong)):
-            if objects is None:  # each probed fact takes another probed fact's object
-                objects = w.objects.copy()
-                objects[seen[:, 0], seen[:, 1]] = w.objects[seen[order, 0], seen[order, 1]]
+
+        def reading(objects):
             targets = np.eye(w.n_objects)[objects[p.facts[:, 0], p.facts[:, 1]]]
             weights = np.linalg.solve(x.T @ x + 1e-3 * len(x) * np.eye(x.shape[1]), x.T @ targets)
             right = (x_fresh @ weights).argmax(axis=1) == objects[fresh.facts[:, 0], fresh.facts[:, 1]]
-            out.append(right.mean())
-            out_wrong.append(right[wrong].mean())
+            return right.mean(), right[wrong].mean()
+
+        readings = [reading(w.objects)]
+        for k in range(int(glued(site, PAGE, "tr_probe_shuffles"))):  # each probed fact takes another's object
+            order = np.random.default_rng(k).permutation(len(seen))
+            objects = w.objects.copy()
+            objects[seen[:, 0], seen[:, 1]] = w.objects[seen[order, 0], seen[order, 1]]
+            readings.append(reading(objects))
+        real.append(readings[0][0])
+        real_wrong.append(readings[0][1])
+        shuffled.append(np.mean([r[0] for r in readings[1:]]))  # the control: the mean over the shuffles
+        shuffled_wrong.append(np.mean([r[1] for r in readings[1:]]))
     assert glued(site, PAGE, "tr_probe_recall") == pytest.approx(np.mean(real))
     assert glued(site, PAGE, "tr_probe_shuffled") == pytest.approx(np.mean(shuffled))
     assert glued(site, PAGE, "tr_probe_wrong") == pytest.approx(np.mean(real_wrong))
@@ -471,7 +478,8 @@ def test_the_linear_probe_and_its_control_task(site, rerun):
     assert glued(site, PAGE, "tr_probe_selectivity_low") == pytest.approx(low)
     assert glued(site, PAGE, "tr_probe_selectivity_high") == pytest.approx(high)
     # What the prose says: far better than the control task, also where the logit lens names a wrong object.
-    assert glued(site, PAGE, "tr_probe_selectivity_low") > 0 and np.mean(real_wrong) > np.mean(shuffled_wrong)
+    assert glued(site, PAGE, "tr_probe_selectivity_low") > 0
+    assert interval(np.subtract(real_wrong, shuffled_wrong))[0] > 0
 
 
 def test_key_value_numbers(site, rerun):
@@ -541,12 +549,13 @@ def test_sparsity_numbers(site, rerun):
     assert glued(site, PAGE, "tr_active_skip1") == pytest.approx(1 - np.mean(shares[("trained", "query", 1)]))
     for b in (0, 1):  # the heading: fewer units fire at → after training
         assert glued(site, PAGE, f"tr_active_trained_query{b}") < glued(site, PAGE, f"tr_active_init_query{b}")
-    for where in ("subject", "relation"):  # block 1, where nothing it writes is read: no change detectable
+    small = glued(site, PAGE, "tr_active_small")
+    for where in ("subject", "relation"):  # block 1, where nothing it writes is read: a small change
         change = 100 * np.subtract(shares[("trained", where, 1)], shares[("init", where, 1)])
         low, high = interval(change)
         assert glued(site, PAGE, f"tr_active_change_{where}1") == pytest.approx(change.mean())
         assert glued(site, PAGE, f"tr_active_change_{where}1_pm") == pytest.approx((high - low) / 2)
-        assert low < 0 < high
+        assert -small < low and high < small
 
 
 def test_position_numbers(site, rerun):
@@ -706,7 +715,7 @@ def test_capacity_parameter_matched_control(site, rerun, capacity_recall):
     assert (glued(site, PAGE, "tr_cap_over_matched_low"), glued(site, PAGE, "tr_cap_over_matched_high")) == (
         pytest.approx((low, high))
     )
-    assert glued(site, PAGE, "tr_cap_over_matched_low") > 0  # "ahead of it"
+    assert glued(site, PAGE, "tr_cap_over_matched") > 10  # "ahead of it on average"
 
 
 def test_figures_have_alt_text_computed_with_them(site):
