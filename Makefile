@@ -50,7 +50,7 @@ help:
 	@echo "make live   preview on http://127.0.0.1:$(LIVE_PORT)/, rebuilt on every save"
 	@echo "make pdf    the whole chapter as one PDF: $(PDF)"
 	@echo "make bench  time clean, no-op and edit builds against myst-nb defaults"
-	@echo "make robustness  run the pages that train under six floating-point environments"
+	@echo "make robustness  run the pages that train under six floating-point environments and four other seed sets"
 	@echo "make clean  remove _build and the execution cache (next html re-executes every page)"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -134,8 +134,8 @@ bench: $(SETUP)
 	$(PY) tools/bench.py $(BENCHOPTS)
 
 # The pages that train with torch (front matter `ffnbook: {robustness: true}`) run once per
-# floating-point environment (torch's CPU kernels, MKL's and oneDNN's code paths); every assert
-# must hold in each. Prints each asserted comparison's margin per environment and each glued
+# floating-point environment (torch's CPU kernels, MKL's and oneDNN's code paths) and once per
+# other set of seeds; every assert must hold in each. Prints each asserted comparison's margin per environment and each glued
 # number's range. ROBUSTNESSOPTS: e.g. --envs default sse41-path, --json out.json.
 ROBUSTNESSOPTS ?=
 robustness: $(SETUP)

@@ -125,3 +125,23 @@ def test_the_front_matter_flag_selects_the_pages_that_train():
     for page in (ROOT / "docs").glob("*.md"):  # every page that trains a torch model asks for the matrix
         if "tiny_transformer" in page.read_text(encoding="utf-8") and "train" in page.read_text(encoding="utf-8"):
             assert page.stem in pages, f"{page.name} trains with torch but lacks ffnbook: {{robustness: true}}"
+
+
+def test_a_seed_draw_shifts_the_pages_one_seeds_line_and_nothing_else():
+    cells = ["import numpy as np", "n_seeds = 5\nseeds = range(5)\nnot_seeds = range(5)"]
+    shifted = robustness.shifted_seeds(cells, 10, "page")
+    assert shifted == [cells[0], "n_seeds = 5\nseeds = range(10, 15)\nnot_seeds = range(5)"]
+    assert cells[1].endswith("seeds = range(5)\nnot_seeds = range(5)")  # the page's own cells are untouched
+    assert list(eval(shifted[1].split("\n")[1].split("= ")[1])) == [10, 11, 12, 13, 14]
+
+
+@pytest.mark.parametrize("cells", [["x = 1"], ["seeds = range(5)", "seeds = range(3)"]])
+def test_a_seed_draw_fails_loudly_without_exactly_one_seeds_line(cells):
+    with pytest.raises(SystemExit, match="page needs exactly one line `seeds = range"):
+        robustness.shifted_seeds(cells, 5, "page")
+
+
+def test_every_robustness_page_can_be_drawn_with_other_seeds():
+    for page in robustness.robustness_pages():
+        shifted = robustness.shifted_seeds(robustness.code_cells(page), 5, page.stem)
+        assert shifted != robustness.code_cells(page)
