@@ -27,10 +27,14 @@ def pdf_path(app: Sphinx) -> Path:
     return Path(app.outdir).parent / "pdf" / PDF_NAME
 
 
+def note_the_build(app: Sphinx) -> None:
+    """Keep where the PDF is and whether this build links it on the environment, which a role can see."""
+    app.env.ffnbook_pdf = (pdf_path(app), app.builder.name == "html")
+
+
 def chapter_pdf_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     env = inliner.document.settings.env
-    app = env.app
-    pdf = pdf_path(app)
+    pdf, linked = env.ffnbook_pdf
     # The page is read again when the PDF changes (a dependency) or appears (Sphinx would
     # re-read a page whose dependency is missing on every build, so the page waits instead).
     if pdf.is_file():
@@ -39,7 +43,7 @@ def chapter_pdf_role(name, rawtext, text, lineno, inliner, options=None, content
         _waiting(env).add(env.docname)
     slot = pdf_link_slot()
     # Only the site links it: the one-page build that the PDF is printed from does not.
-    if app.builder.name == "html" and pdf.is_file():
+    if linked and pdf.is_file():
         # A leading "/" makes the target relative to the source folder, from any page.
         target = "/" + Path(os.path.relpath(pdf, env.srcdir)).as_posix()
         link = addnodes.download_reference(
@@ -86,6 +90,7 @@ def resolve_pdf_slots(app: Sphinx, doctree: nodes.document) -> None:
 def setup(app: Sphinx) -> dict:
     app.add_node(pdf_link_slot)
     app.add_role("chapter-pdf", chapter_pdf_role)
+    app.connect("builder-inited", note_the_build)
     app.connect("doctree-read", resolve_pdf_slots)
     app.connect("env-get-outdated", read_again_once_the_pdf_exists)
     app.connect("env-purge-doc", forget_page)

@@ -285,10 +285,15 @@ def write_archive(path: Path, files: dict[str, bytes]) -> None:
 def notebooks_archive_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     """``{notebooks-archive}`Download all notebooks```: a link to the archive, on the site only."""
     env = inliner.document.settings.env
-    if env.app.builder.name != "html":  # the one-page build the PDF is printed from has no archive
+    if not env.ffnbook_site_build:  # the one-page build the PDF is printed from has no archive
         return [], []
     depth = env.docname.count("/")
     return [nodes.reference(rawtext, text, refuri="../" * depth + ARCHIVE, classes=["ffn-notebooks-archive"])], []
+
+
+def note_the_build(app: Sphinx) -> None:
+    """Whether this build makes the site, kept on the environment, which a role can see."""
+    app.env.ffnbook_site_build = app.builder.name == "html"
 
 
 def setup(app: Sphinx) -> dict:
@@ -297,6 +302,7 @@ def setup(app: Sphinx) -> dict:
     app.add_config_value("ffnbook_package_ref", built_commit(Path(app.confdir or ".")), "html", types=[str])
     app.add_config_value("ffnbook_binder_python", "3.11", "html", types=[str])
     app.add_role("notebooks-archive", notebooks_archive_role)
+    app.connect("builder-inited", note_the_build)
     app.connect("config-inited", check_commit)
     app.connect("build-finished", write_environment)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
