@@ -208,20 +208,28 @@ def test_training_numbers(site, rerun):
         if step <= steps // 2:
             lead = 100 * np.subtract(recall_at(with_ffn, step), recall_at(matched, step))
             assert interval(lead)[1] < glued(site, PAGE, "tr_matched_behind")
-    matched_ratios = [b.history["loss"][-1] / a.history["loss"][-1] for a, b in zip(with_ffn, matched)]
-    assert glued(site, PAGE, "tr_matched_loss_ratio") == pytest.approx(np.mean(matched_ratios))
+    # Loss ratios: the geometric mean, with the interval taken on the log scale.
+    matched_logs = [np.log(b.history["loss"][-1] / a.history["loss"][-1]) for a, b in zip(with_ffn, matched)]
+    assert glued(site, PAGE, "tr_matched_loss_ratio") == pytest.approx(np.exp(np.mean(matched_logs)))
     assert (glued(site, PAGE, "tr_matched_loss_ratio_low"), glued(site, PAGE, "tr_matched_loss_ratio_high")) == (
-        pytest.approx(interval(matched_ratios))
+        pytest.approx(np.exp(interval(matched_logs)))
     )
     # What the prose says: a lead over the same-shape control on average, none the seeds vouch for over
     # the matched one, which is ahead on average a third of the way in.
     assert glued(site, PAGE, "tr_mid_lead_without") > 5
     assert glued(site, PAGE, "tr_mid_lead_matched_low") < 0
     assert glued(site, PAGE, "tr_early_matched") > glued(site, PAGE, "tr_early_with")
-    ratios = [b.history["loss"][-1] / a.history["loss"][-1] for a, b in zip(with_ffn, without)]
-    assert glued(site, PAGE, "tr_loss_ratio") == pytest.approx(np.mean(ratios))
-    assert glued(site, PAGE, "tr_loss_ratio_low") == pytest.approx(interval(ratios)[0])
+    logs = [np.log(b.history["loss"][-1] / a.history["loss"][-1]) for a, b in zip(with_ffn, without)]
+    assert glued(site, PAGE, "tr_loss_ratio") == pytest.approx(np.exp(np.mean(logs)))
+    assert glued(site, PAGE, "tr_loss_ratio_low") == pytest.approx(np.exp(interval(logs)[0]))
     assert glued(site, PAGE, "tr_loss_ratio_low") > 1  # "above its twin's"
+    # The matched control, itself ahead of the same-shape one halfway.
+    over_same = 100 * np.subtract(recall_at(matched, steps // 2), recall_at(without, steps // 2))
+    assert glued(site, PAGE, "tr_mid_matched_over_same") == pytest.approx(over_same.mean())
+    assert (glued(site, PAGE, "tr_mid_matched_over_same_low"), glued(site, PAGE, "tr_mid_matched_over_same_high")) == (
+        pytest.approx(interval(over_same))
+    )
+    assert glued(site, PAGE, "tr_mid_matched_over_same_low") > 0
 
 
 def test_control_numbers(site, rerun):
@@ -473,6 +481,7 @@ def test_the_linear_probe_and_its_control_task(site, rerun):
         shuffled_wrong.append(np.mean([r[1] for r in readings[1:]]))
     assert glued(site, PAGE, "tr_probe_recall") == pytest.approx(np.mean(real))
     assert glued(site, PAGE, "tr_probe_shuffled") == pytest.approx(np.mean(shuffled))
+    assert glued(site, PAGE, "tr_probe_shuffled_wrong") == pytest.approx(np.mean(shuffled_wrong))
     assert glued(site, PAGE, "tr_probe_wrong") == pytest.approx(np.mean(real_wrong))
     low, high = interval(100 * np.subtract(real, shuffled))
     assert glued(site, PAGE, "tr_probe_selectivity_low") == pytest.approx(low)
