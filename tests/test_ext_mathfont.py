@@ -68,6 +68,20 @@ def test_a_page_with_formulas_carries_the_font_and_any_other_names_its_file():
     assert styles_of("<p>No formula.</p>")[-1] == mathfont.FILE_STYLESHEET
 
 
+def test_a_page_that_carries_the_font_starts_loading_it_from_its_head():
+    from sphinx.builders.html._assets import _CascadingStyleSheet as Sheet
+    from sphinx.builders.html._assets import _JavaScript as Script
+
+    def scripts_of(body):
+        context = {"body": body, "css_files": [Sheet("_static/ffnbook.css")], "script_files": [Script("a.js")]}
+        mathfont.add_font_face(None, "page", "page.html", context, None)
+        return [(str(js.filename), js.attributes.get("body")) for js in context["script_files"]]
+
+    assert scripts_of("<p><math><mi>x</mi></math></p>") == [("a.js", None), ("", mathfont.EARLY_LOAD)]
+    assert scripts_of("<p>No formula.</p>") == [("a.js", None)]  # the file is fetched only for a preview
+    assert f"document.fonts.load('1em \"{mathfont.FAMILY}\"')" in mathfont.EARLY_LOAD
+
+
 class FakeApp:
     def __init__(self, outdir, doctreedir=None):
         self.outdir = outdir
