@@ -160,3 +160,37 @@ def test_the_chapter_list_is_drawn_once_per_page_and_where_the_theme_draws_it(ma
     sections = [templates for section, templates in checked if section == "sidebars"]
     assert sections and all(SIDEBAR_NAV not in templates for templates in sections)
     assert held == plain and len(held) >= 3
+
+
+def test_a_toctree_parent_is_written_again_only_when_a_child_it_lists_changed_its_title(make_app, tmp_path, calls):
+    """A page read again with the title and sections it had leaves its toctree's page as it
+    was; a new title, or a new section, writes that page again, which shows it."""
+    from sphinx.builders.html import StandaloneHTMLBuilder
+
+    srcdir = tmp_path / "toctree"
+    srcdir.mkdir()
+    (srcdir / "conf.py").write_text("")
+    (srcdir / "index.md").write_text("# Book\n\n```{toctree}\nchild\nother\n```\n")
+    (srcdir / "other.md").write_text("# Other\n\nText.\n")
+    child = srcdir / "child.md"
+    child.write_text("# Child\n\nFirst words.\n\n## Part\n\nMore.\n")
+    extensions = ["myst_parser", "bookext.builds.buildspeed"]
+
+    def build() -> tuple[set[str], object]:
+        written = calls(StandaloneHTMLBuilder, "write_doc")
+        app = make_app("html", srcdir=srcdir, confoverrides={"extensions": extensions})
+        app.build()
+        return {args[1] for args in written}, app
+
+    assert build()[0] == {"index", "child", "other"}
+    child.write_text(child.read_text().replace("First words.", "Other words."))
+    written, app = build()
+    assert written == {"child"}  # Sphinx alone writes index too
+    assert app.env.files_to_rebuild["child"] == {"index"}  # held back for the write only
+    child.write_text(child.read_text().replace("# Child", "# Renamed child"))
+    written, _ = build()
+    assert written == {"child", "index"}
+    assert "Renamed child" in (srcdir / "_build" / "html" / "index.html").read_text(encoding="utf-8")
+    child.write_text(child.read_text() + "\n## A new part\n\nText.\n")
+    written, _ = build()
+    assert written == {"child", "index"}  # the new section is in index's table of contents
