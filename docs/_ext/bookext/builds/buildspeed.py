@@ -138,6 +138,7 @@ def number_figures_only_after_reading(app: Sphinx) -> None:
     app.ffnbook_pages_read = False
     app.ffnbook_purged = {}
     app.ffnbook_tocs_before = {}
+    app.ffnbook_numbers_before = {}
 
 
 def note_page_read_or_removed(app: Sphinx, env, docname: str) -> None:
@@ -158,20 +159,26 @@ def toc_fingerprint(env, docname: str) -> tuple | None:
 
 
 def note_tocs_before_reading(app: Sphinx, env, docnames: list[str]) -> None:
-    """env-before-read-docs: what each page in a toctree looks like there, before any is read."""
-    app.ffnbook_tocs_before = {name: toc_fingerprint(env, name) for name in env.files_to_rebuild}
+    """env-before-read-docs: what the pages about to be read look like in a toctree, and every
+    page's section numbers (a page not read keeps its title and contents, not its numbers)."""
+    app.ffnbook_tocs_before = {name: toc_fingerprint(env, name) for name in docnames}
+    app.ffnbook_numbers_before = dict(env.toc_secnumbers)
 
 
 def toctree_parents_only_when_a_title_changed(app: Sphinx, builder) -> None:
     """write-started: hold back the toctree parents of each page whose title, contents and
     section numbers are as they were before reading (Sphinx adds the parents next)."""
+    env = builder.env
+    read, app.ffnbook_tocs_before = app.ffnbook_tocs_before, {}
+    numbers, app.ffnbook_numbers_before = app.ffnbook_numbers_before, {}
     app.ffnbook_held_parents = {}
-    before, app.ffnbook_tocs_before = app.ffnbook_tocs_before, {}
-    files_to_rebuild = builder.env.files_to_rebuild
-    for docname, fingerprint in before.items():
-        if fingerprint is not None and docname in files_to_rebuild:
-            if fingerprint == toc_fingerprint(builder.env, docname):
-                app.ffnbook_held_parents[docname] = files_to_rebuild.pop(docname)
+    for docname in list(env.files_to_rebuild):
+        if docname in read:
+            same = read[docname] is not None and read[docname] == toc_fingerprint(env, docname)
+        else:
+            same = numbers.get(docname) == env.toc_secnumbers.get(docname)  # not read: it was there before
+        if same:
+            app.ffnbook_held_parents[docname] = env.files_to_rebuild.pop(docname)
 
 
 def parents_back(app: Sphinx, exception) -> None:
