@@ -18,9 +18,9 @@ stylesheet of its own (:func:`add_font_face`), joined to the page's others by
 ``bookext.website.stylesheet_bundles``. A page with a formula of its own carries the font
 inside it (``_static/ffnbook-math.css``, the font as a ``data:`` URL) and asks for it from
 its head (:data:`EARLY_LOAD`), so its first layout already draws the formulas in it.
-Fetched as a file, the font arrived after the first paint and every formula of the page was styled and laid out a
-second time (width.html under Lighthouse's phone preset: a task of 84 ms, 1,440
-layout objects, the largest after the first paint). Any other page names the
+Fetched as a file, the font arrived after the first paint and every formula of the page
+was styled and laid out a second time (width.html under Lighthouse's phone preset: a task
+of 84 ms, 1,440 layout objects, the largest after the first paint). Any other page names the
 file (``_static/ffnbook-math-file.css``), fetched only if a preview shows a
 formula (``font-display: swap``; readertools.js measures the formulas again when
 it arrives). Never both: a page with two faces of the family fetched the file too.
