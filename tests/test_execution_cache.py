@@ -467,6 +467,31 @@ def _kernel_notebook(*sources: str) -> nbformat.NotebookNode:
     )
 
 
+@pytest.mark.parametrize("deaths", [1, 2])
+def test_a_kernel_that_dies_before_its_first_reply_is_started_once_more(tmp_path, monkeypatch, deaths):
+    """A kernel that exits before answering (a port taken meanwhile: no cell ran) gets one new
+    start; a second death is the page's failure, reported as it happened."""
+    from bookext.execution import kernels
+
+    starts = []
+    ready = kernels.PromptlyReadyClient.wait_for_ready
+
+    async def dying(self, timeout=None):
+        starts.append(self.kernel_name)
+        if len(starts) <= deaths:
+            raise kernels.KernelDiedAtStart("Kernel died before replying to kernel_info")
+        return await ready(self, timeout)
+
+    monkeypatch.setattr(kernels.PromptlyReadyClient, "wait_for_ready", dying)
+    run = Run("page", _kernel_notebook("print(6 * 7)"), str(tmp_path), 60, False)
+    outcome = execute_notebooks([run], jobs=1, roots=[str(tmp_path)], excluded=[], preload=None)["page"]
+    assert len(starts) == 2  # never a third start
+    if deaths == 1:
+        assert outcome.error is None and outcome.notebook.cells[0].outputs[0]["text"] == "42\n"
+    else:
+        assert outcome.error == "KernelDiedAtStart" and "Kernel died before replying" in outcome.traceback
+
+
 @pytest.fixture(scope="module")
 def kernel_runs(tmp_path_factory) -> dict:
     """The same pages run twice, in fresh kernels and in kernels forked from a template that

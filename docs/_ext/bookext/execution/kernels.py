@@ -225,6 +225,10 @@ class ForkProvisioner(LocalProvisioner):
         await super().send_signal(signum)
 
 
+class KernelDiedAtStart(RuntimeError):
+    """The kernel exited before it answered its first request: no cell of the page ran."""
+
+
 class PromptlyReadyClient(AsyncKernelClient):
     """A kernel client that starts a page as soon as its kernel is ready.
 
@@ -242,7 +246,7 @@ class PromptlyReadyClient(AsyncKernelClient):
             if await self._answered(self.kernel_info(), deadline):
                 return
             if not await self._async_is_alive():
-                raise RuntimeError("Kernel died before replying to kernel_info")
+                raise KernelDiedAtStart("Kernel died before replying to kernel_info")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"Kernel didn't respond in {timeout:.0f} seconds")
 
@@ -361,6 +365,18 @@ def _report(cell: nbformat.NotebookNode) -> dict | None:
 
 
 async def _execute(run: Run, places: tuple, manager: type, limit: asyncio.Semaphore) -> Outcome:
+    outcome = await _execute_once(run, places, manager, limit)
+    # A kernel started the ordinary way binds ports jupyter_client picked and released a moment
+    # before, which another process can take meanwhile (jupyter/jupyter_client#154): the kernel
+    # exits before its first reply (seen once in a fresh clone's make test, with the other test
+    # worker busy). No cell of the page ran, so the page starts once more, with new ports. A stop
+    # (StopOnSignal) cancels this task instead, so a stopped build starts nothing again.
+    if isinstance(outcome.exception, KernelDiedAtStart):
+        outcome = await _execute_once(run, places, manager, limit)
+    return outcome
+
+
+async def _execute_once(run: Run, places: tuple, manager: type, limit: asyncio.Semaphore) -> Outcome:
     async with limit:
         notebook = copy.deepcopy(run.notebook)
         timeout, allow_errors = run.timeout, run.allow_errors
