@@ -4,6 +4,7 @@ theme whose markup changed, each reports itself by name, with the page and the m
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pydata_sphinx_theme
@@ -209,3 +210,14 @@ def test_a_rebuild_edits_only_the_pages_sphinx_wrote_again_and_publishes_what_a_
     assert (app.outdir / styles).read_bytes() == (clean.outdir / styles).read_bytes()
     fonts = sorted((app.outdir / "_static/vendor/fontawesome/webfonts").glob("fa-*.woff2"))
     assert fonts and all(f.read_bytes() == (clean.outdir / f.relative_to(app.outdir)).read_bytes() for f in fonts)
+
+
+def test_cutting_the_icon_font_down_prints_nothing_on_a_root_logger_at_info(caplog):
+    """A package that calls ``logging.basicConfig(level=INFO)`` (a11y-pygments does) must not
+    bring fontTools' step-by-step INFO lines into the build's output; the font is still cut."""
+    font = THEME_STATIC / "vendor" / "fontawesome" / "webfonts" / "fa-solid-900.woff2"
+    with caplog.at_level(logging.INFO):
+        cut = postprocess.subset_icon_font(font, {0xF0F3})
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("fontTools")] == []
+    assert 0 < len(cut) < font.stat().st_size / 10
+    assert logging.getLogger("fontTools").level == logging.NOTSET  # left as it was

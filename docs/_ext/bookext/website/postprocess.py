@@ -49,8 +49,10 @@ index, search and module-index pages Sphinx writes every time).
 from __future__ import annotations
 
 import io
+import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -282,22 +284,37 @@ def icon_codepoints(css: str) -> set[int]:
     return {c for c in codepoints if 0xE000 <= c <= 0xF8FF}
 
 
+@contextmanager
+def fonttools_quiet() -> Iterator[None]:
+    """fontTools' subsetter logs each step at INFO; that reaches the terminal once any package
+    has configured the root logger (a11y-pygments, imported with the theme's code styles, calls
+    ``logging.basicConfig(level=INFO)``): 78 lines in a clean build. Its warnings still show."""
+    fonttools = logging.getLogger("fontTools")
+    level = fonttools.level
+    fonttools.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        fonttools.setLevel(level)
+
+
 def subset_icon_font(path: Path, codepoints: set[int]) -> bytes:
     """The web font at ``path`` cut down to ``codepoints``, as WOFF2."""
     from fontTools import subset
     from fontTools.ttLib import TTFont
 
-    # recalcTimestamp=False: no build time in the font, so two builds give the same bytes.
-    font = TTFont(path, recalcTimestamp=False)
-    options = subset.Options()
-    options.flavor = "woff2"
-    options.notdef_outline = True
-    subsetter = subset.Subsetter(options)
-    subsetter.populate(unicodes=codepoints)
-    subsetter.subset(font)
-    font.flavor = "woff2"
-    data = io.BytesIO()
-    font.save(data, reorderTables=True)
+    with fonttools_quiet():
+        # recalcTimestamp=False: no build time in the font, so two builds give the same bytes.
+        font = TTFont(path, recalcTimestamp=False)
+        options = subset.Options()
+        options.flavor = "woff2"
+        options.notdef_outline = True
+        subsetter = subset.Subsetter(options)
+        subsetter.populate(unicodes=codepoints)
+        subsetter.subset(font)
+        font.flavor = "woff2"
+        data = io.BytesIO()
+        font.save(data, reorderTables=True)
     return data.getvalue()
 
 
