@@ -18,8 +18,6 @@ import ast
 import dataclasses
 import re
 
-from ffnbook.figure_metadata import PHONE_METADATA
-
 
 @dataclasses.dataclass
 class Stripped:
@@ -335,6 +333,9 @@ def _kept(
 
 
 def clean_outputs(outputs: list) -> list:
+    # Imported here: importing ffnbook loads NumPy (~0.1 s), which a build that writes no notebook does without.
+    from ffnbook.figure_metadata import PHONE_METADATA
+
     cleaned = []
     for out in outputs:
         if "scrapbook" in out.get("metadata", {}):

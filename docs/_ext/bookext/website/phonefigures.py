@@ -26,8 +26,6 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.osutil import relative_uri
 
-from ffnbook.figure_metadata import PHONE_METADATA
-
 #: Where the phone drawing replaces the figure's: a viewport up to 40 rem (640 px) wide,
 #: where the column is too narrow for the figure's text to stay at 11 CSS px or more.
 NARROW = "(max-width: 40rem)"
@@ -62,6 +60,9 @@ def phone_drawings(glue_file: Path) -> dict[str, str]:
     """The page's glued figures with a phone drawing: desktop file name (no suffix) -> drawing."""
     if not glue_file.is_file():
         return {}
+    # Imported here: importing ffnbook loads NumPy (~0.1 s), which a build that writes no page does without.
+    from ffnbook.figure_metadata import PHONE_METADATA
+
     drawings = {}
     for output in json.loads(glue_file.read_text(encoding="utf-8")).values():
         svg, phone = output.get("data", {}).get("image/svg+xml"), output.get("metadata", {}).get(PHONE_METADATA)
