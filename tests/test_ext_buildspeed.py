@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 
 import pytest
+from docutils import nodes
+from sphinx import addnodes
 
 from bookext.builds import buildspeed
 
@@ -194,3 +196,80 @@ def test_a_toctree_parent_is_written_again_only_when_a_child_it_lists_changed_it
     child.write_text(child.read_text() + "\n## A new part\n\nText.\n")
     written, _ = build()
     assert written == {"child", "index"}  # the new section is in index's table of contents
+
+
+CHAPTERS = {
+    "conf.py": "templates_path = ['_templates']\n",
+    "_templates/layout.html": (
+        '{% extends "!layout.html" %}{% block sidebar1 %}<nav id="chapters">'
+        "{{ toctree(titles_only=True, includehidden=True, collapse=False, maxdepth=2) }}</nav>{% endblock %}"
+    ),
+    "index.md": "# Book\n\n```{toctree}\n:caption: Part one\npart\n```\n\n```{toctree}\n:hidden:\nleaf\n```\n",
+    "part.md": (
+        "# Part\n\n## A section\n\nText.\n\n```{toctree}\nleaf\napi\n```\n\n### Deeper\n\nText.\n\n"
+        "## Only for some\n\n```{only} extra\n\n```{toctree}\nextra\n```\n\n```\n"
+    ),
+    "leaf.md": "# Leaf\n\n## One\n\nText.\n\n## Two\n\n### Two and a half\n\nText.\n",
+    "api.md": "# API\n\n```{py:function} first(x)\nOne.\n```\n\n```{py:function} second(y)\nTwo.\n```\n",
+    "extra.md": "# Extra\n\n## Inside\n\nText.\n",
+}
+
+
+def chapter_book(tmp_path, name: str):
+    srcdir = tmp_path / name
+    for path, text in CHAPTERS.items():
+        (srcdir / path).parent.mkdir(parents=True, exist_ok=True)
+        (srcdir / path).write_text(text)
+    return srcdir
+
+
+@pytest.mark.parametrize("tags", [[], ["extra"]])
+def test_a_titles_only_chapter_list_is_sphinxs_own_from_cut_down_tables_of_contents(make_app, tmp_path, tags):
+    """Every page's titles-only toctree, in each of Sphinx's modes, comes out the same from the
+    tables of contents titles_only_toc cut (sections, nested toctrees, an ``only`` directive
+    around a toctree, object entries) as from the full ones; other calls are not affected."""
+    srcdir = chapter_book(tmp_path, "chapters")
+    app = make_app("html", srcdir=srcdir, tags=tags, confoverrides={"extensions": ["myst_parser"]})
+    app.build()
+    env, draw = app.env, app.builder._get_local_toctree
+    cut = {name: buildspeed.titles_only_toc(toc) for name, toc in env.tocs.items()}
+    assert sum(len(list(t.findall())) for t in cut.values()) < sum(len(list(t.findall())) for t in env.tocs.values())
+    for docname in sorted(env.found_docs):
+        for collapse in (False, True):
+            for kwargs in ({"maxdepth": 2, "includehidden": True}, {"maxdepth": 0}, {"includehidden": False}):
+                full = draw(docname, collapse=collapse, titles_only=True, **kwargs)
+                env.tocs, kept = cut, env.tocs
+                try:
+                    assert draw(docname, collapse=collapse, titles_only=True, **kwargs) == full, (docname, kwargs)
+                finally:
+                    env.tocs = kept
+    assert next(cut["part"].findall(addnodes.only), None) is not None  # left whole for Sphinx to cut
+
+
+def test_the_chapter_list_is_checked_against_sphinxs_own_and_a_difference_fails_the_build(
+    make_app, tmp_path, monkeypatch
+):
+    """With buildspeed the pages are as without it; were the cut tables of contents to draw a
+    different list (a Sphinx that changed its rule), the build fails, naming the page."""
+    from sphinx.errors import SphinxError  # raised while the template renders: Sphinx's ThemeError says so
+
+    def built(name: str, extensions: list[str]) -> dict[str, str]:
+        app = make_app("html", srcdir=chapter_book(tmp_path, name), confoverrides={"extensions": extensions})
+        app.build()
+        return {p.name: p.read_text(encoding="utf-8") for p in app.outdir.glob("*.html")}
+
+    plain = built("plain", ["myst_parser"])
+    fast = built("fast", ["myst_parser", "bookext.builds.buildspeed"])
+    assert fast == plain and 'id="chapters"' in fast["leaf.html"] and "Part one" in fast["leaf.html"]
+
+    cut = buildspeed.titles_only_toc
+
+    def drops_the_nested_toctrees(toc):
+        kept = cut(toc)
+        for sublist in [n for n in kept.findall(nodes.bullet_list) if n is not kept]:
+            sublist.parent.remove(sublist)
+        return kept
+
+    monkeypatch.setattr(buildspeed, "titles_only_toc", drops_the_nested_toctrees)
+    with pytest.raises(SphinxError, match=r"on (api|extra|genindex|index|leaf|part|search), the chapter list"):
+        built("changed", ["myst_parser", "bookext.builds.buildspeed"])
