@@ -273,3 +273,43 @@ def test_the_chapter_list_is_checked_against_sphinxs_own_and_a_difference_fails_
     monkeypatch.setattr(buildspeed, "titles_only_toc", drops_the_nested_toctrees)
     with pytest.raises(SphinxError, match=r"on (api|extra|genindex|index|leaf|part|search), the chapter list"):
         built("changed", ["myst_parser", "bookext.builds.buildspeed"])
+
+
+def test_pybtex_finds_the_books_plugins_without_scanning_the_entry_points(make_app, tmp_path, monkeypatch):
+    """From builder-inited on, a build with author-year citations looks up every pybtex plugin
+    from pybtex's own registry: no entry-point scan; each is the class its entry point names."""
+    import runpy
+    from importlib.metadata import entry_points
+
+    import pybtex.plugin
+
+    srcdir = tmp_path / "cited"
+    srcdir.mkdir()
+    conf = runpy.run_path("conf.py")
+    (srcdir / "refs.bib").write_text(
+        "@article{vaswani2017,title={Attention Is All You Need},author={Vaswani, Ashish and Shazeer, Noam"
+        " and Parmar, Niki},journal={NeurIPS},year={2017}}\n"
+        "@article{shazeer2020,title={GLU Variants Improve Transformer},author={Shazeer, Noam},"
+        "journal={arXiv},year={2020}}\n"
+    )
+    (srcdir / "conf.py").write_text("")
+    (srcdir / "index.md").write_text(
+        "# Cited\n\nAs {cite:t}`vaswani2017` showed {cite:p}`shazeer2020`.\n\n```{bibliography}\n```\n"
+    )
+    scans = []
+    import sphinxcontrib.bibtex  # noqa: F401 - its modules look up two plugins once, when imported
+
+    monkeypatch.setattr(pybtex.plugin, "entry_points", lambda **kw: scans.append(kw) or entry_points(**kw))
+    overrides = {
+        "extensions": ["myst_parser", "sphinxcontrib.bibtex", "bookext.content.citations", "bookext.builds.buildspeed"],
+        "bibtex_bibfiles": ["refs.bib"],
+        **{k: conf[k] for k in ("bibtex_default_style", "bibtex_reference_style", "myst_enable_extensions")},
+    }
+    app = make_app("html", srcdir=srcdir, freshenv=True, confoverrides=overrides)
+    app.build()
+    page = (app.outdir / "index.html").read_text(encoding="utf-8")
+    assert "Vaswani <em>et al.</em> (" in page and "(<a" in page and "Attention is all you need" in page
+    assert scans == [] and app._warning.getvalue() == ""
+    for group, name in [*buildspeed.PYBTEX_PLUGINS, ("pybtex.style.formatting", conf["bibtex_default_style"])]:
+        named = [*entry_points(group=group, name=name), *entry_points(group=f"{group}.aliases", name=name)]
+        assert pybtex.plugin.find_plugin(group, name) is named[0].load(), (group, name)

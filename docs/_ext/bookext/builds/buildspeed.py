@@ -1,4 +1,4 @@
-"""Seven costs of Sphinx and its theme that dominate a small rebuild, and what the book does about them.
+"""Eight costs of Sphinx and its theme that dominate a small rebuild, and what the book does about them.
 
 * **Worker processes.** Sphinx 9 reads and writes with forked workers (``-j``) whatever the
   number of pages; each worker is a fork of the main process whose environment is pickled
@@ -64,20 +64,30 @@
 * **The chapter list's copies.** To draw the chapter list (``toctree(titles_only=True)``),
   Sphinx deep-copies every listed page's whole table of contents, every section and, on the
   API pages, every documented object, then keeps only each page's title and the toctrees
-  under it: ~50 ms per page written (py-spy, idle machine); writing a leaf-edit rebuild's six
-  pages took 1.54 s before, 0.93 s after (handler timings, one run each). The book hands Sphinx those titles-only tables of contents, cut once per
-  build (:func:`titles_only_toc`, Sphinx's own rule), for the duration of a titles-only
-  call (:func:`chapter_list_from_titles`); every other call sees the full ones. The first
+  under it: ~50 ms per page written (py-spy, idle machine); writing a leaf-edit rebuild's
+  six pages took 1.54 s before, 0.93 s after (handler timings, one run each). The book
+  hands Sphinx those titles-only tables of contents, cut once per build
+  (:func:`titles_only_toc`, Sphinx's own rule), for the duration of a titles-only call
+  (:func:`chapter_list_from_titles`); every other call sees the full ones. The first
   chapter list drawn in each process is also drawn Sphinx's way and the two compared: if
   they differ, the build fails, naming the page.
+
+* **pybtex's plugins.** pybtex finds each plugin (a style, a backend) by scanning every
+  installed package's entry points, on every lookup, and sphinxcontrib-bibtex looks one up
+  per citation it resolves: 31 lookups, 0.26 s of a leaf-edit rebuild. The book looks up
+  the plugins its citations use once per build, in one scan (:data:`PYBTEX_PLUGINS`), and
+  puts each in pybtex's registry of run-time plugins, which pybtex consults first, as the
+  class its entry point names: the lookups return what they returned, without the scan.
 
 What it saves, the first three together (``make html`` with nothing to do, this module set up or
 left out of :mod:`bookext.builds`, medians of 3 after a settling build, load 2.3-3.6 on two
 shared cores): 4.3 s of CPU (4.3 s wall) with it, 6.6 s of CPU (8.4 s wall) without, so
 2.3 s of CPU and 4.1 s of waiting per no-op rebuild: kept, against about 130 lines that
 rely on Sphinx internals (``app.events.listeners``, ``TocTreeCollector``'s numbering
-methods, ``app.parallel``, ``env.tocs`` during a titles-only ``toctree()``), a change in which fails the build (:func:`number_figures_only_after_reading`)
-or tests/test_ext_buildspeed.py.
+methods, ``app.parallel``, ``env.tocs`` during a titles-only ``toctree()``) and pybtex's
+(its run-time plugin registry), a change in which fails the build
+(:func:`number_figures_only_after_reading`, :func:`pybtex_plugins_found_once`) or
+tests/test_ext_buildspeed.py.
 """
 
 from __future__ import annotations
@@ -348,6 +358,42 @@ def chapter_list_from_titles(app: Sphinx, pagename: str, templatename: str, cont
     context["toctree"] = toctree
 
 
+#: The pybtex plugins the book's citations look up, as (group, name): sphinxcontrib-bibtex's two
+#: backends, the name, label and sorting styles of the "plain" bibliography style and the names
+#: of the author-year references; the bibliography style itself is ``bibtex_default_style``.
+PYBTEX_PLUGINS = (
+    ("pybtex.backends", "plaintext"),
+    ("pybtex.backends", "docutils"),
+    ("pybtex.style.names", "plain"),
+    ("pybtex.style.names", "last"),
+    ("pybtex.style.labels", "number"),
+    ("pybtex.style.sorting", "author_year_title"),
+)
+
+
+def pybtex_plugins_found_once(app: Sphinx) -> None:
+    """builder-inited, before sphinxcontrib-bibtex sets up its reference styles: each plugin of
+    :data:`PYBTEX_PLUGINS` put in pybtex's registry of run-time plugins, which its lookups
+    consult first, as the class its entry point names (or its alias's, where pybtex looks
+    next); one registered at run time stays. pybtex's ``register_plugin`` would scan the
+    entry points once per plugin itself."""
+    if "sphinxcontrib.bibtex" not in app.extensions:
+        return
+    from importlib.metadata import entry_points
+
+    from pybtex import plugin
+
+    registry = getattr(plugin, "_RUNTIME_PLUGINS", None)
+    if not isinstance(registry, dict):
+        raise ExtensionError("buildspeed: pybtex.plugin no longer has its _RUNTIME_PLUGINS registry: pybtex changed")
+    installed = entry_points()  # one scan for all of them
+    for group, name in [*PYBTEX_PLUGINS, ("pybtex.style.formatting", app.config.bibtex_default_style)]:
+        for search in (group, f"{group}.aliases"):
+            if found := list(installed.select(group=search, name=name)):
+                registry.setdefault(search, {}).setdefault(name, found[0].load())
+                break
+
+
 def setup(app: Sphinx) -> dict:
     # After bookext.execution.engine's handler (priority 500), which sizes its kernel pool from -j.
     app.connect("env-before-read-docs", one_process_for_few_pages, priority=900)
@@ -357,6 +403,8 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", collect_less)
     app.connect("builder-inited", number_figures_only_after_reading)
     app.connect("builder-inited", templates_compiled_once)
+    # Before sphinxcontrib-bibtex's own handlers (priority 500) look up the reference styles' names.
+    app.connect("builder-inited", pybtex_plugins_found_once, priority=400)
     app.connect("html-page-context", sidebar_nav_out_of_the_empty_check, priority=THEME_EMPTY_CHECK_PRIORITY - 1)
     app.connect("html-page-context", sidebar_nav_back, priority=THEME_EMPTY_CHECK_PRIORITY + 1)
     app.connect("write-started", new_chapter_lists)
