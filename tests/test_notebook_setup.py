@@ -126,3 +126,34 @@ def test_a_build_pins_its_checkouts_commit_and_names_uncommitted_package_files(t
     assert uncommitted_package_files(tmp_path) == ["ffnbook/moe.py", "ffnbook/new.py"]
     monkeypatch.setenv("FFNBOOK_PACKAGE_REF", "b" * 40)
     assert built_commit(tmp_path) == "b" * 40
+
+
+def test_the_archive_is_written_again_only_when_a_notebook_changed(make_app, rootdir, tmp_path):
+    """A rebuild that changed no notebook keeps the archive as it was (compressing was most of
+    the step); one whose notebook changed writes it again, with the change."""
+    import json
+    import shutil
+
+    from bookext.notebooks.notebook_setup import ARCHIVE
+
+    srcdir = tmp_path / "book"
+    shutil.copytree(rootdir / "test-reader-notebooks", srcdir)
+
+    def build():
+        app = make_app("html", srcdir=srcdir)
+        app.build()
+        archive = app.outdir / ARCHIVE
+        with zipfile.ZipFile(archive) as opened:
+            page = json.loads(opened.read("ffnbook-notebooks/page.ipynb"))
+        return archive.stat().st_mtime_ns, page
+
+    first, page = build()
+    again, same = build()
+    assert again == first and same == page
+    notebook = json.loads((srcdir / "page.ipynb").read_text(encoding="utf-8"))
+    first_markdown = next(c for c in notebook["cells"] if c["cell_type"] == "markdown")
+    first_markdown["source"] = [*first_markdown["source"], "\n\nA sentence added."]
+    (srcdir / "page.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    changed, edited = build()
+    assert changed != first
+    assert any("A sentence added." in "".join(c["source"]) for c in edited["cells"])
