@@ -64,13 +64,14 @@
 * **The chapter list's copies.** To draw the chapter list (``toctree(titles_only=True)``),
   Sphinx deep-copies every listed page's whole table of contents, every section and, on the
   API pages, every documented object, then keeps only each page's title and the toctrees
-  under it: ~50 ms per page written (py-spy, idle machine); writing a leaf-edit rebuild's
-  six pages took 1.54 s before, 0.93 s after (handler timings, one run each). The book
-  hands Sphinx those titles-only tables of contents, cut once per build
-  (:func:`titles_only_toc`, Sphinx's own rule), for the duration of a titles-only call
-  (:func:`chapter_list_from_titles`); every other call sees the full ones. The first
-  chapter list drawn in each process is also drawn Sphinx's way and the two compared: if
-  they differ, the build fails, naming the page.
+  under it: ~50 ms per page written (py-spy). In a leaf-edit rebuild (py-spy, one run each) that
+  drawing took 260 ms of samples before and too little to sample after; its six pages took
+  1.10-1.44 s to write before and 1.12-1.16 s after (three interleaved runs each, idle
+  machine), so most of what it saves there hides in the noise. The book hands Sphinx those
+  titles-only tables of contents, cut once per build (:func:`titles_only_toc`, Sphinx's own
+  rule), for the duration of a titles-only call (:func:`chapter_list_from_titles`); every
+  other call sees the full ones. The first chapter list drawn in each process is also drawn
+  Sphinx's way and the two compared: if they differ, the build fails, naming the page.
 
 * **pybtex's plugins.** pybtex finds each plugin (a style, a backend) by scanning every
   installed package's entry points, on every lookup, and sphinxcontrib-bibtex looks one up
