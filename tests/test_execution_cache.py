@@ -492,6 +492,10 @@ def test_a_kernel_that_dies_before_its_first_reply_is_started_once_more(tmp_path
         assert outcome.error == "KernelDiedAtStart" and "Kernel died before replying" in outcome.traceback
 
 
+#: A cell that prints its kernel's CPU priority (niceness).
+PRIORITY_CELL = "import os\nprint(os.getpriority(os.PRIO_PROCESS, 0))"
+
+
 @pytest.fixture(scope="module")
 def kernel_runs(tmp_path_factory) -> dict:
     """The same pages run twice, in fresh kernels and in kernels forked from a template that
@@ -514,11 +518,16 @@ def kernel_runs(tmp_path_factory) -> dict:
         "threads": _kernel_notebook(
             f"import os, torch\nprint([os.environ.get(v) for v in {THREAD_VARIABLES!r}], torch.get_num_threads())"
         ),
+        "longest": _kernel_notebook(PRIORITY_CELL),
+        "short": _kernel_notebook(PRIORITY_CELL),
     }
     limits = dict.fromkeys(THREAD_VARIABLES, "1")
 
     def run(preload):
-        runs = [Run(name, copy.deepcopy(nb), str(folder), 300, False) for name, nb in pages.items()]
+        runs = [
+            Run(name, copy.deepcopy(nb), str(folder), 300, False, expected_seconds=60.0 if name == "longest" else 0.0)
+            for name, nb in pages.items()
+        ]
         return execute_notebooks(runs, jobs=2, roots=[str(folder)], excluded=[], preload=preload, env=limits)
 
     outcomes = {"fresh": run(None), "forked": run(preload)}
@@ -536,6 +545,17 @@ def test_a_forked_kernel_is_indistinguishable_from_a_fresh_one(kernel_runs):
         assert outputs == [[_merged_streams(c.outputs), c.execution_count] for c in forked[name].notebook.cells]
     # Each page starts with an empty namespace although another page defined a name before.
     assert "shared" not in forked["facts1"].notebook.cells[0].outputs[0]["text"]
+
+
+def test_the_page_expected_longest_keeps_the_builds_priority_and_the_others_run_lower(kernel_runs):
+    """On a busy machine the page the build waits on longest is slowed least: its kernel runs at
+    the build's priority, every other page's at BACKGROUND_NICENESS lower, fresh or forked."""
+    from bookext.execution.kernels import BACKGROUND_NICENESS
+
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    for mode, outcomes in kernel_runs.items():
+        printed = {name: int(outcomes[name].notebook.cells[0].outputs[0]["text"]) for name in ("longest", "short")}
+        assert printed == {"longest": ours, "short": min(ours + BACKGROUND_NICENESS, 19)}, mode
 
 
 def test_the_probe_records_the_packages_the_page_imported_even_those_the_template_preloaded(kernel_runs):
