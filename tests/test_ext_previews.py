@@ -131,8 +131,8 @@ def _copy_of(book, tmp_path):
 
 
 def _pages_of(made: list[tuple]) -> list[str]:
-    """The pages of recorded calls of page_previews(out, page, parse)."""
-    return [page for _out, page, _parse in made]
+    """The pages of recorded calls of page_previews(out, page, parse, ids)."""
+    return [page for _out, page, *_lookups in made]
 
 
 def test_pages_written_again_unchanged_need_no_preview_written(quiet_tiny_book, tmp_path, calls):
@@ -205,3 +205,34 @@ def test_a_target_previewed_twice_gives_the_same_preview_and_stays_in_its_page()
         assert first[0] == second[0] == kind
         assert str(first[1]) == str(second[1]) and text in str(second[1])
     assert str(page) == before
+
+
+def test_a_target_is_looked_up_by_id_as_the_page_shows_it_first():
+    """The previews look targets up in an index of each page's ids, built once per page: the
+    element an id names is the first in the page with it, as ``find(id=...)`` gives it."""
+    from bookext.website.previews import elements_by_id
+
+    page = BeautifulSoup(
+        '<section id="s"><p id="twice">first</p><div><span id="inner">x</span></div></section><p id="twice">second</p>',
+        "html.parser",
+    )
+    index = elements_by_id(page)
+    assert set(index) == {"s", "twice", "inner"}
+    for name, element in index.items():
+        assert element is page.find(id=name)
+    assert index["twice"].get_text() == "first"
+
+
+def test_only_the_article_is_parsed_and_its_tree_is_the_same():
+    from bookext.website.previews import article_of
+
+    html = (
+        b'<html><head><script>var x = 1;</script></head><body><nav id="n"><a href="x.html">x</a></nav>'
+        b'<main><article class="bd-article"><section id="a"><h1>T</h1><p>Text <a href="#a">a</a>.</p>'
+        b"</section></article></main><footer>f</footer></body></html>"
+    )
+    cut = article_of(html)
+    assert cut.startswith(b"<article") and cut.endswith(b"</article>")
+    whole = BeautifulSoup(html.decode(), "html.parser").find("article")
+    assert str(BeautifulSoup(cut.decode(), "html.parser").find("article")) == str(whole)
+    assert article_of(b"<html><body><p>no article</p></body></html>") == b"<html><body><p>no article</p></body></html>"

@@ -203,8 +203,20 @@ def preview_of(target, soup_factory):
     return None
 
 
-def page_previews(out: Path, page: str, parse) -> dict[str, dict]:
-    """The previews of one page's references: its address -> {kind, html}."""
+def elements_by_id(soup) -> dict[str, object]:
+    """A page's elements by id, the first of each id as ``soup.find(id=...)`` finds it: one walk of
+    the page for all its referrers instead of one per reference (most of a clean build's
+    previews time went into those walks)."""
+    index: dict[str, object] = {}
+    for tag in soup.find_all(id=True):
+        index.setdefault(tag["id"], tag)
+    return index
+
+
+def page_previews(out: Path, page: str, parse, ids: dict[str, dict] | None = None) -> dict[str, dict]:
+    """The previews of one page's references: its address -> {kind, html}. ``ids`` holds each
+    parsed page's :func:`elements_by_id`, shared between the calls of one build."""
+    ids = {} if ids is None else ids
     soup = parse(page)
     previews: dict[str, dict] = {}
     for link in soup.select(LINKS):
@@ -223,7 +235,9 @@ def page_previews(out: Path, page: str, parse) -> dict[str, dict]:
             continue
         target_soup = parse(target_page)
         if fragment:
-            target = target_soup.find(id=fragment)
+            if target_page not in ids:
+                ids[target_page] = elements_by_id(target_soup)
+            target = ids[target_page].get(fragment)
         else:
             article = target_soup.find("article")
             target = article.find("section") if article is not None else None
@@ -261,6 +275,16 @@ def _code_version() -> str:
     return code_version(__file__, extra=bs4.__version__)
 
 
+def article_of(html: bytes) -> bytes:
+    """The page's ``<article>`` (its text), or the whole page if it has none: every reference
+    that gets a preview and every target it shows is in the text, and the theme's header,
+    sidebars and scripts around it were a third of what each page's parse read. The
+    HTML parser builds what it reads as it comes, so the article's tree is the same cut out
+    or in place."""
+    start, end = html.find(b"<article"), html.rfind(b"</article>")
+    return html[start : end + len(b"</article>")] if 0 <= start < end else html
+
+
 def write_previews(app: Sphinx, exception) -> None:
     """``_previews/<page>.json`` for every page that loads the previews script, worked out again
     only for a page whose markup, or the HTML of a page its references point to, changed
@@ -278,13 +302,14 @@ def write_previews(app: Sphinx, exception) -> None:
     version = _code_version()
     known = read_record(manifest_path, version)
     cache: dict[str, object] = {}
+    ids: dict[str, dict] = {}
     parsed: list[str] = []
 
     def parse(name: str):
         parsed.append(name)
         if name not in cache:
             text = texts[name] if name in texts else (out / f"{name}.html").read_bytes()
-            cache[name] = BeautifulSoup(text.decode("utf-8"), "html.parser")
+            cache[name] = BeautifulSoup(article_of(text).decode("utf-8"), "html.parser")
         return cache[name]
 
     def unchanged(entry, markup: str, target: Path) -> bool:
@@ -306,7 +331,8 @@ def write_previews(app: Sphinx, exception) -> None:
             pages[name] = known[name]
             continue
         parsed.clear()
-        data = json.dumps(page_previews(out, name, parse), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        found = page_previews(out, name, parse, ids)
+        data = json.dumps(found, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists() or target.read_text(encoding="utf-8") != data:
             target.write_text(data, encoding="utf-8")
