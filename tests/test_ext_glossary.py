@@ -7,6 +7,8 @@ shown text, in another case, and one term the glossary lacks.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from sphinx.util.console import strip_colors
 
@@ -86,3 +88,19 @@ def test_glossary_page_has_a_letter_bar_names_on_their_own_line_and_a_space_befo
     assert "ffn-also" in also["class"] and " ".join(also.get_text(" ").split()) == "Also: rectifier"
     # The term's text as search results quote it: a space between the term and its level.
     assert " ".join(relu.get_text().split()).startswith("ReLU beginner")
+
+
+def test_the_book_glossary_reads_as_pyyaml_own_safe_loader_reads_it(monkeypatch):
+    """The glossary is read with libyaml's loader for speed: the terms are those the pure-Python
+    safe loader gives, every field of every term."""
+    import yaml
+
+    book_glossary = Path(__file__).resolve().parents[1] / "docs" / "glossary.yml"
+    monkeypatch.setattr(glossary_data, "GLOSSARY_FILE", book_glossary)
+    glossary_data.load_glossary.cache_clear()
+    try:
+        fast = glossary_data.load_glossary()
+    finally:
+        glossary_data.load_glossary.cache_clear()
+    plain = glossary_data._parse(yaml.safe_load(book_glossary.read_text(encoding="utf-8")))
+    assert fast == plain and len(fast) > 50

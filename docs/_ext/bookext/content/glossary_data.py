@@ -78,4 +78,6 @@ def load_glossary() -> tuple[Term, ...]:
     import yaml
 
     text = GLOSSARY_FILE.read_text(encoding="utf-8")
-    return _parse(yaml.safe_load(text))
+    # libyaml's safe loader where PyYAML has it (its wheels do): the same data, read in a
+    # tenth of the time (55 ms of every build that reads a page with a glossary term).
+    return _parse(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
