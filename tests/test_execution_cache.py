@@ -10,6 +10,7 @@ the data file, and every page shows what it found.
 
 from __future__ import annotations
 
+import atexit
 import copy
 import hashlib
 import json
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbclient import NotebookClient
 from sitecheck import NOTEBOOK_HEADER, ROOT, glued_after
 
 from bookext.execution import kernel_template
@@ -483,9 +485,22 @@ def test_a_kernel_that_dies_before_its_first_reply_is_started_once_more(tmp_path
         return await ready(self, timeout)
 
     monkeypatch.setattr(kernels.PromptlyReadyClient, "wait_for_ready", dying)
+    at_exit = []  # what is left to run at exit: nbclient registers each kernel's clean-up there
+
+    def register(function, *args, **kwargs):
+        at_exit.append(function)
+        return function
+
+    def unregister(function):
+        at_exit[:] = [f for f in at_exit if f != function]
+
+    monkeypatch.setattr(atexit, "register", register)
+    monkeypatch.setattr(atexit, "unregister", unregister)
     run = Run("page", _kernel_notebook("print(6 * 7)"), str(tmp_path), 60, False)
     outcome = execute_notebooks([run], jobs=1, roots=[str(tmp_path)], excluded=[], preload=None)["page"]
     assert len(starts) == 2  # never a third start
+    # Neither the kernel that died nor the one that ran leaves a clean-up to fail at exit.
+    assert [f for f in at_exit if getattr(f, "__func__", None) is NotebookClient._cleanup_kernel] == []
     if deaths == 1:
         assert outcome.error is None and outcome.notebook.cells[0].outputs[0]["text"] == "42\n"
     else:

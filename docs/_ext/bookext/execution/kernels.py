@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import atexit
 import contextvars
 import copy
 import json
@@ -418,6 +419,13 @@ async def _execute_once(run: Run, places: tuple, manager: type, limit: asyncio.S
             await client.async_execute()
         except Exception as exc:  # noqa: BLE001 - any failure is reported against the page
             error, trace, failure = type(exc).__name__, traceback.format_exc(), exc
+        finally:
+            # nbclient registers a kernel clean-up to run at exit and leaves it registered when
+            # the kernel fails to start, though it has cleaned that kernel up itself (its
+            # manager gone): at exit the clean-up then fails, printing "Exception ignored in
+            # atexit callback ... assert self.km is not None". A kernel it still holds keeps it.
+            if client.km is None:
+                atexit.unregister(client._cleanup_kernel)
         seconds = time.perf_counter() - clock
         probe = notebook.cells.pop()
         return Outcome(
