@@ -150,6 +150,54 @@ def test_nbclient_asks_for_signal_handlers_and_goes_on_when_the_loop_refuses():
     assert entered == [True]
 
 
+def test_nbclient_registers_its_kernel_clean_up_at_exit_and_releases_a_kernel_that_failed_to_start(
+    monkeypatch,
+):
+    """bookext.execution.kernels unregisters ``client._cleanup_kernel`` from atexit once nbclient
+    has released the client's kernel manager (``km`` None): nbclient registers exactly that bound
+    method when it sets up a kernel, and after a kernel client that fails to start it cleans
+    the kernel up itself and lets the manager go (its clean-up at exit would then fail)."""
+    import asyncio
+    import atexit
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    registered = []
+    monkeypatch.setattr(atexit, "register", lambda function, *a, **k: registered.append(function))
+    monkeypatch.setattr(atexit, "unregister", lambda function: None)
+
+    class FailingChannels:
+        def start_channels(self):
+            raise RuntimeError("the kernel died before its first reply")
+
+        def stop_channels(self):
+            pass
+
+    class StartedKernel:  # a started kernel whose client cannot connect
+        has_kernel = True
+
+        def client(self):
+            return FailingChannels()
+
+        def is_alive(self):
+            return False
+
+        def cleanup_resources(self):
+            pass
+
+    client = NotebookClient(nbformat.v4.new_notebook(), km=StartedKernel())
+
+    async def set_up() -> None:
+        async with client.async_setup_kernel(cleanup_kc=True):
+            pass
+
+    with pytest.raises(RuntimeError, match="died before its first reply"):
+        asyncio.run(set_up())
+    assert client._cleanup_kernel in registered
+    assert client.km is None
+
+
 # --- Sphinx ------------------------------------------------------------------------------------
 
 
