@@ -85,6 +85,8 @@ def pytest_collection_modifyitems(items):
 SIX_PAGE_BOOK_MODULES = ("tests/test_execution_cache.py", "tests/test_interrupted_builds.py", "tests/test_bench.py")
 
 
+# Optional: a run without pytest-xdist (``-p no:xdist``) has no such hook to implement.
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadfile`` (make test), but the six-page book's modules are one work unit."""
     if config.getoption("dist") != "loadfile":

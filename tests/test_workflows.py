@@ -124,6 +124,20 @@ def test_ci_runs_every_test_every_night_and_make_test_on_every_push():
     assert "-m 'not full'" in load_pyproject()["tool"]["pytest"]["ini_options"]["addopts"]
 
 
+def test_the_tests_also_run_without_pytest_xdist():
+    """make test runs on every core, but one test under a debugger runs without pytest-xdist
+    (``-p no:xdist``): the suite's xdist hook must then be optional, not an unknown hook."""
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "--collect-only", "-q", "tests/test_errors.py"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    assert "test_errors.py::" in out.stdout
+
+
 def load_pyproject() -> dict:
     import tomllib
 
