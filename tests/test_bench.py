@@ -73,9 +73,8 @@ def test_the_page_edit_says_when_a_page_has_no_code_cell():
         bench.comment_in_first_code_cell("# Prose only\n\nNo code.\n")
 
 
-# make test-full: three incremental builds of the six-page book (~50 s on two cores); the edits'
-# text is checked above in make test, and make bench runs the steps on the real book.
-@pytest.mark.full
+# Five incremental builds of the six-page book (14 s on an idle two-core machine), from the
+# clean build its modules share (one worker makes it once: tests/conftest.py).
 @pytest.mark.build
 def test_the_bench_edit_steps_on_the_tiny_book_execute_what_they_edited(built_project):
     """On the tiny book as its clean build (made once per session) left it."""
