@@ -358,7 +358,7 @@ def test_what_survives_without_the_ffns_split_by_an_explicit_least_squares_fit(s
     assert glued(site, PAGE, "tr_grid_additive") == pytest.approx(np.mean(additive))
     assert glued(site, PAGE, "tr_grid_ablated_low") == pytest.approx(interval(full)[0])
     assert glued(site, PAGE, "tr_grid_additive_high") == pytest.approx(interval(additive)[1])
-    assert glued(site, PAGE, "tr_grid_additive_high") < glued(site, PAGE, "tr_grid_ablated_low")  # "far apart"
+    assert glued(site, PAGE, "tr_grid_additive_high") < glued(site, PAGE, "tr_grid_ablated_low")  # "no overlap"
     assert glued(site, PAGE, "tr_grid_share") == pytest.approx(np.mean(np.divide(additive, full)))
     one_fact = 1 / min(np.sum(full) * len(rerun["splits"][0].train) / len(full), 1e9)
     assert glued(site, PAGE, "tr_grid_not_baseline") == pytest.approx(np.mean(not_baseline), abs=one_fact)
@@ -732,7 +732,7 @@ def test_capacity_parameter_matched_control(site, rerun, capacity_recall):
     assert (glued(site, PAGE, "tr_cap_over_matched_low"), glued(site, PAGE, "tr_cap_over_matched_high")) == (
         pytest.approx((low, high))
     )
-    assert glued(site, PAGE, "tr_cap_over_matched") > 10  # "ahead of it on average"
+    assert glued(site, PAGE, "tr_cap_over_matched") > 5  # "ahead of it on average"
 
 
 def test_figures_have_alt_text_computed_with_them(site):
@@ -821,5 +821,6 @@ def test_units_explorer_json_equals_ffnbook_unit_by_unit(site, rerun):
     assert glued(site, PAGE, "tr_units_seed") == rerun["seeds"][0]
     assert glued(site, PAGE, "tr_units_n_prompts") == len(asked.tokens)
     assert glued(site, PAGE, "tr_units_n_units") == rerun["config"].n_blocks * rerun["config"].d_ff
-    assert glued(site, PAGE, "tr_units_no_change") == no_change >= 0.9 * rerun["config"].n_blocks * rerun["config"].d_ff
+    n_units = rerun["config"].n_blocks * rerun["config"].d_ff
+    assert glued(site, PAGE, "tr_units_no_change") == no_change >= 2 / 3 * n_units  # "most units"
     assert glued(site, PAGE, "tr_units_max_margin") == top_margin[0] < data["lead"] / 10
