@@ -50,7 +50,7 @@ help:
 	@echo "make live   preview on http://127.0.0.1:$(LIVE_PORT)/, rebuilt on every save"
 	@echo "make pdf    the whole chapter as one PDF: $(PDF)"
 	@echo "make bench  time clean, no-op and edit builds against myst-nb defaults"
-	@echo "make robustness  run the pages that train under six floating-point environments and four other seed sets"
+	@echo "make robustness  run the pages that train under six floating-point environments and eight other seed sets"
 	@echo "make clean  remove _build and the execution cache (next html re-executes every page)"
 
 $(STAMP): requirements.txt pyproject.toml

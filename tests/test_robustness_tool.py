@@ -145,3 +145,18 @@ def test_every_robustness_page_can_be_drawn_with_other_seeds():
     for page in robustness.robustness_pages():
         shifted = robustness.shifted_seeds(robustness.code_cells(page), 5, page.stem)
         assert shifted != robustness.code_cells(page)
+
+
+def test_further_seed_draws_are_new_and_do_not_overlap_the_matrixs():
+    """--more-seeds: draws the matrix does not run, none sharing a seed with another draw of any page."""
+    further = robustness.further_seed_draws(6)
+    assert len(further) == 6 and not set(further) & set(robustness.SEED_DRAWS)
+    n_seeds = max(
+        int(robustness.SEEDS_LINE.search("\n".join(robustness.code_cells(page))).group(1))
+        for page in robustness.robustness_pages()
+    )
+    shifts = sorted([0, *robustness.SEED_DRAWS.values(), *further.values()])
+    assert all(b - a >= n_seeds for a, b in zip(shifts, shifts[1:]))  # range(k, k + n_seeds) never overlap
+    for bad in (0, -1, 1.5):
+        with pytest.raises(ValueError, match="count must be a positive int"):
+            robustness.further_seed_draws(bad)
