@@ -732,7 +732,7 @@ def test_capacity_parameter_matched_control(site, rerun, capacity_recall):
     assert (glued(site, PAGE, "tr_cap_over_matched_low"), glued(site, PAGE, "tr_cap_over_matched_high")) == (
         pytest.approx((low, high))
     )
-    assert glued(site, PAGE, "tr_cap_over_matched") > 5  # "ahead of it on average"
+    assert glued(site, PAGE, "tr_cap_over_matched") > 0  # "ahead of it on average"
 
 
 def test_figures_have_alt_text_computed_with_them(site):
